@@ -1,0 +1,1 @@
+"""One module per check, named by its slug; discovered by diagnostics.registry in sorted order."""

@@ -1,0 +1,79 @@
+"""A node that should have GPUs advertises none in allocatable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from diagnostics.gpu_components import device_plugin_diagnosis
+from diagnostics.model import Evidence, Finding, Remediation, Severity
+from diagnostics.records import accelerator_total, accelerators
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot, node_should_have_gpus
+from diagnostics.timeutil import human_age
+
+
+@check(code="GT201", slug="gpu-not-advertised", title="GPU nodes advertise their GPUs",
+       severity=Severity.ERROR, requires=("nodes",), optional=("nodeclaims", "daemonsets", "pods", "events"))
+def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
+    """A node that should have GPUs advertises none in `status.allocatable`.
+
+    Why it matters:
+    Pods requesting `nvidia.com/gpu` can never land there; Karpenter keeps the NodeClaim
+    `Initialized=Unknown` (`ResourceNotRegistered`) forever - there is no initialization
+    timeout - and pending pods stay nominated to it, so nothing replaces it.
+
+    Fix:
+    Get the NVIDIA device plugin (or GPU Operator) running on the node: make its DaemonSet
+    tolerate the node's taints and match its labels, fix a crash-looping plugin (driver,
+    NVML), or use a GPU AMI that ships the NVIDIA driver. Then the node advertises GPUs.
+    """
+    idx = snap.index
+    for node in snap.nodes:
+        claim = idx.nodeclaim_by_node.get(node.name)
+        expected = node_should_have_gpus(node, claim)
+        if expected <= 0:
+            continue
+        yield 1
+        if accelerator_total(node.allocatable) > 0:
+            continue
+        if node.meta.deleting:
+            continue
+        ev: list[Evidence] = [
+            Evidence.field(node.ref, "status.allocatable", accelerators(node.allocatable) or "no accelerator resources",
+                           note=f"expected {expected:g} GPU(s) from {_why_expected(node, claim)}"),
+        ]
+        if claim is not None:
+            init = claim.condition("Initialized")
+            if init is not None and init.status != "True":
+                ev.append(Evidence.condition(claim.ref, init.as_dict(), snap.age(init.last_transition),
+                                             note=f"stuck for {human_age(snap.age(init.last_transition))}"))
+        cause, cause_ev, commands = device_plugin_diagnosis(snap, node)
+        ev.extend(cause_ev)
+        stuck = idx.events("Node", node.name)
+        for e in stuck:
+            if e.reason == "DisruptionBlocked" and "isn't initialized" in e.message:
+                ev.append(Evidence.event(node.ref, e.reason, e.message, e.count, snap.age(e.last_seen)))
+                break
+        waiting = [p.ref for p in idx.pending_gpu_pods if p.nominated_node == node.name]
+        yield Finding(
+            subject=node.ref,
+            title=f"{node.name} ({node.instance_type or 'GPU node'}) advertises 0 GPUs: {cause}",
+            evidence=tuple(ev),
+            remediation=Remediation(
+                "Get the NVIDIA device plugin running on this node; until then no GPU pod can use it. "
+                "If it cannot be fixed quickly, cordon and delete the node so Karpenter launches a fresh one.",
+                commands + (f"kubectl describe node {node.name}",
+                            f"kubectl cordon {node.name} && kubectl delete node {node.name}"),
+            ),
+            related=tuple(waiting) + ((claim.ref,) if claim else ()),
+        )
+
+
+def _why_expected(node, claim) -> str:  # type: ignore[no-untyped-def]
+    for key in ("karpenter.k8s.aws/instance-gpu-count", "nvidia.com/gpu.count", "cloud.google.com/gke-accelerator-count",
+                "karpenter.k8s.aws/instance-accelerator-count"):
+        if node.labels.get(key):
+            return f"label {key}={node.labels[key]}"
+    if claim is not None:
+        return f"NodeClaim {claim.name}"
+    return "GPU labels"

@@ -1,0 +1,51 @@
+"""Run the checks on a snapshot: deterministic order, skipped on missing sources, errors isolated."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from diagnostics.model import CheckResult, CheckStatus, Finding, Report, Severity
+from diagnostics.registry import CheckSpec, iter_checks
+from diagnostics.snapshot import Snapshot
+
+
+def run(snapshot: Snapshot, only: Iterable[str] = (), ignore: Iterable[str] = ()) -> Report:
+    """Run the selected checks. Raises RegistryError for an unknown check name."""
+    specs = list(iter_checks(only, ignore))
+    snapshot.index  # noqa: B018 - build the shared index once, outside any check's error handling
+    results = tuple(run_one(spec, snapshot) for spec in specs)
+    return Report(
+        results=results,
+        taken_at=snapshot.taken_at,
+        target=snapshot.target,
+        cluster=dict(snapshot.cluster),
+        sources={name: st.to_json() for name, st in sorted(snapshot.sources.items())},
+    )
+
+
+def run_one(spec: CheckSpec, snapshot: Snapshot) -> CheckResult:
+    missing = [snapshot.status(s) for s in spec.requires if not snapshot.status(s).state.usable]
+    if missing:
+        return CheckResult(spec.slug, spec.code, spec.title, CheckStatus.SKIPPED,
+                           reason="; ".join(m.reason() for m in missing))
+    try:
+        raw = list(spec.fn(snapshot))
+    except Exception as exc:  # a broken check must never hide the others
+        return CheckResult(spec.slug, spec.code, spec.title, CheckStatus.ERRORED,
+                           reason=f"{type(exc).__name__}: {exc}")
+    examined = 0
+    findings: list[Finding] = []
+    for f in raw:
+        if isinstance(f, int):  # a check may yield the number of subjects it examined
+            examined += f
+            continue
+        findings.append(_stamp(f, spec))
+    findings.sort(key=lambda f: (-(f.severity or Severity.OK), str(f.subject)))
+    status = CheckStatus.FAILED if findings else CheckStatus.PASSED
+    return CheckResult(spec.slug, spec.code, spec.title, status, tuple(findings), examined=examined)
+
+
+def _stamp(f: Finding, spec: CheckSpec) -> Finding:
+    from dataclasses import replace
+
+    return replace(f, check=spec.slug, code=spec.code, severity=f.severity or spec.severity)

@@ -1,0 +1,123 @@
+"""Which GPU component (device plugin, GPU Operator driver/validator) is missing or failing on a node, and why."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from diagnostics.matching import node_matches
+from diagnostics.model import Evidence, ObjectRef
+from diagnostics.records import DaemonSet, Node, Pod, Taint, tolerates_all
+from diagnostics.snapshot import Snapshot
+
+# Names seen in real clusters: standalone Helm chart, GPU Operator, EKS add-on, GKE.
+DEVICE_PLUGIN_HINTS = ("nvidia-device-plugin", "device-plugin", "nvidia-gpu-device-plugin",
+                       "neuron-device-plugin", "amdgpu-device-plugin")
+OPERATOR_HINTS = ("nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset",
+                  "nvidia-operator-validator", "gpu-feature-discovery")
+
+
+def _matches(ds: DaemonSet, hints: Iterable[str]) -> bool:
+    name = ds.meta.name.lower()
+    app = (ds.meta.labels.get("app") or ds.meta.labels.get("app.kubernetes.io/name") or "").lower()
+    images = " ".join(ds.images).lower()
+    return any(h in name or h in app for h in hints) or ("k8s-device-plugin" in images)
+
+
+def device_plugin_daemonsets(snap: Snapshot) -> list[DaemonSet]:
+    return [ds for ds in snap.daemonsets if _matches(ds, DEVICE_PLUGIN_HINTS)]
+
+
+def operator_daemonsets(snap: Snapshot) -> list[DaemonSet]:
+    return [ds for ds in snap.daemonsets if _matches(ds, OPERATOR_HINTS)]
+
+
+def untolerated_taints(ds: DaemonSet, node: Node) -> list[Taint]:
+    # DaemonSet pods tolerate the node-lifecycle taints automatically; only NoSchedule/NoExecute block.
+    auto = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.kubernetes.io/disk-pressure",
+            "node.kubernetes.io/memory-pressure", "node.kubernetes.io/pid-pressure",
+            "node.kubernetes.io/unschedulable", "node.kubernetes.io/network-unavailable")
+    return [t for t in node.taints
+            if t.effect in ("NoSchedule", "NoExecute") and t.key not in auto and not tolerates_all(ds.tolerations, t)]
+
+
+def pod_of(snap: Snapshot, ds: DaemonSet, node: Node) -> Pod | None:
+    for p in snap.index.pods_by_node.get(node.name, ()):
+        if p.meta.namespace == ds.meta.namespace and any(
+                o.get("kind") == "DaemonSet" and o.get("name") == ds.meta.name for o in p.meta.owners):
+            return p
+    return None
+
+
+def device_plugin_diagnosis(snap: Snapshot, node: Node) -> tuple[str, list[Evidence], tuple[str, ...]]:
+    """(one-line cause, evidence, commands) for a node that advertises no GPUs."""
+    if not snap.status("daemonsets").state.usable:
+        return ("device plugin state unknown (" + snap.status("daemonsets").reason() + ")", [], ())
+    plugins = device_plugin_daemonsets(snap)
+    operator = operator_daemonsets(snap)
+    if not plugins and not operator:
+        return ("no NVIDIA device plugin or GPU Operator DaemonSet in the cluster",
+                [Evidence.absence(None, "DaemonSets matching nvidia-device-plugin / gpu-operator",
+                                  note="nothing registers nvidia.com/gpu with the kubelet")],
+                ("helm upgrade --install nvdp nvdp/nvidia-device-plugin -n kube-system "
+                 "--set-json 'tolerations=[{\"operator\":\"Exists\"}]'",))
+    ev: list[Evidence] = []
+    causes: list[str] = []
+    commands: list[str] = []
+    pods_known = snap.status("pods").state.usable
+    for ds in plugins + operator:
+        ref = ds.ref
+        blocked = untolerated_taints(ds, node)
+        selects = node_matches(ds.node_selector, ds.required_affinity, node.labels)
+        pod = pod_of(snap, ds, node) if pods_known else None
+        if pod is not None:
+            bad = [c for c in pod.containers if not c.ready]
+            if pod.phase != "Running" or bad:
+                c = bad[0] if bad else None
+                detail = (f"{c.reason or c.state}" + (f", {c.restart_count} restarts" if c.restart_count else "")
+                          + (f", last exit {c.last_exit_code} {c.last_reason}".rstrip() if c.last_exit_code else "")
+                          if c else pod.phase)
+                causes.append(f"{ds.meta.name} pod {pod.name} is not ready ({detail})")
+                ev.append(Evidence.field(pod.ref, "status.containerStatuses", detail,
+                                         note=f"pod of DaemonSet {ds.meta.namespace}/{ds.meta.name} on this node"))
+                commands.append(f"kubectl logs -n {pod.namespace} {pod.name} --all-containers --tail=50")
+                if c and c.message:
+                    ev.append(Evidence.field(pod.ref, "state.waiting.message", c.message[:300]))
+            continue
+        if blocked:
+            causes.append(f"{ds.meta.name} does not tolerate taint {blocked[0]}")
+            ev.append(Evidence.field(node.ref, "spec.taints", [str(t) for t in blocked],
+                                     note=f"not tolerated by DaemonSet {ds.meta.namespace}/{ds.meta.name}"))
+            ev.append(Evidence.field(ref, "spec.template.spec.tolerations",
+                                     [_tol(t) for t in ds.tolerations] or "none"))
+            commands.append(f"kubectl -n {ds.meta.namespace} patch daemonset {ds.meta.name} --type=json "
+                            f"-p '[{{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations/-\","
+                            f"\"value\":{{\"key\":\"{blocked[0].key}\",\"operator\":\"Exists\","
+                            f"\"effect\":\"{blocked[0].effect}\"}}}}]'")
+        elif not selects:
+            missing = {k: v for k, v in ds.node_selector.items() if node.labels.get(k) != v}
+            causes.append(f"{ds.meta.name} nodeSelector/affinity does not match the node"
+                          + (f" (needs {', '.join(f'{k}={v}' for k, v in missing.items())})" if missing else ""))
+            ev.append(Evidence.field(ref, "spec.template.spec.nodeSelector", dict(ds.node_selector) or "affinity",
+                                     note="node labels do not match"))
+            commands.append(f"kubectl get node {node.name} --show-labels")
+        elif pods_known and not snap.status("pods").partial:
+            causes.append(f"{ds.meta.name} should run here but has no pod on the node")
+            ev.append(Evidence.absence(ref, f"pod of {ds.meta.name} on {node.name}",
+                                       note=f"DaemonSet desired={ds.desired} ready={ds.ready}"))
+            commands.append(f"kubectl -n {ds.meta.namespace} describe daemonset {ds.meta.name}")
+    if not causes:
+        return ("device plugin pod is running but registered no GPUs (driver/AMI or NVML problem)",
+                ev, ("gputui debug node/" + node.name,))
+    return (causes[0], ev, tuple(dict.fromkeys(commands)))
+
+
+def _tol(t: object) -> str:
+    key = getattr(t, "key", "") or "*"
+    op = getattr(t, "operator", "")
+    val = getattr(t, "value", "")
+    eff = getattr(t, "effect", "") or "*"
+    return f"{key} {op} {val}:{eff}".replace("  ", " ")
+
+
+def gpu_component_refs(snap: Snapshot) -> list[ObjectRef]:
+    return [ds.ref for ds in device_plugin_daemonsets(snap) + operator_daemonsets(snap)]

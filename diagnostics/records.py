@@ -1,0 +1,457 @@
+"""Light, typed views of the Kubernetes objects checks read.
+
+Records are built once when an object enters the cache (gputui.ingest), not on every
+diagnostics run. Quantities arrive already parsed (floats) because `diagnostics` may not
+import the kubernetes client; `obj` keeps the projected object for evidence paths the record
+does not surface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from diagnostics.model import ObjectRef
+
+Resources = Mapping[str, float]
+Json = Mapping[str, Any]
+
+# Extended resources that mean "an accelerator" wherever counts, requests, taints or limits matter.
+GPU_RESOURCE = "nvidia.com/gpu"
+ACCELERATOR_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "aws.amazon.com/neuron",
+                        "habana.ai/gaudi", "gpu.intel.com/")
+
+
+def is_accelerator(resource: str) -> bool:
+    return resource.startswith(ACCELERATOR_PREFIXES)
+
+
+def accelerator_total(resources: Resources) -> float:
+    """Sum of every accelerator-like resource (GPUs, MIG slices, shared GPUs, Neuron devices)."""
+    return sum(v for k, v in resources.items() if is_accelerator(k))
+
+
+def accelerators(resources: Resources) -> dict[str, float]:
+    return {k: v for k, v in resources.items() if is_accelerator(k) and v}
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    last_transition: datetime | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = ""
+
+    def __str__(self) -> str:
+        # Karpenter and kubectl print key=value:effect (key:effect when no value).
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Kubernetes toleration semantics (k8s.io/api/core/v1 Toleration.ToleratesTaint)."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if not self.key:
+            return self.operator == "Exists"
+        if self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value
+
+
+def tolerates_all(tolerations: tuple[Toleration, ...], taint: Taint) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """A node selector requirement (pod affinity term or NodePool requirement)."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+    min_values: int | None = None
+
+    def __str__(self) -> str:
+        if self.operator in ("Exists", "DoesNotExist"):
+            return f"{self.key} {self.operator}"
+        return f"{self.key} {self.operator} [{' '.join(self.values)}]"
+
+
+def conditions_by_type(conds: tuple[Condition, ...]) -> dict[str, Condition]:
+    return {c.type: c for c in conds}
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    name: str
+    namespace: str | None = None
+    uid: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    created: datetime | None = None
+    deleting: datetime | None = None
+    owners: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    meta: Meta
+    capacity: Resources
+    allocatable: Resources
+    taints: tuple[Taint, ...]
+    conditions: tuple[Condition, ...]
+    unschedulable: bool
+    provider_id: str
+    boot_id: str
+    obj: Json
+
+    kind = "Node"
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("Node", self.meta.name)
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.meta.labels
+
+    def label(self, *keys: str) -> str:
+        for k in keys:
+            v = self.meta.labels.get(k)
+            if v:
+                return v
+        return ""
+
+    @property
+    def instance_type(self) -> str:
+        return self.label("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+    @property
+    def zone(self) -> str:
+        return self.label("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+    @property
+    def nodepool(self) -> str:
+        return self.label("karpenter.sh/nodepool")
+
+    @property
+    def capacity_type(self) -> str:
+        ct = self.label("karpenter.sh/capacity-type", "eks.amazonaws.com/capacityType")
+        if ct:
+            return ct.lower().replace("_", "-")
+        if self.label("cloud.google.com/gke-spot") == "true":
+            return "spot"
+        return ""
+
+    @property
+    def ready(self) -> bool | None:
+        for c in self.conditions:
+            if c.type == "Ready":
+                return c.status == "True"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerState:
+    name: str
+    ready: bool
+    restart_count: int
+    state: str
+    """running | waiting | terminated | unknown."""
+    reason: str = ""
+    message: str = ""
+    exit_code: int | None = None
+    last_reason: str = ""
+    """Reason of lastState.terminated (e.g. OOMKilled, Error) - why it is crash-looping."""
+    last_exit_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    meta: Meta
+    node_name: str
+    phase: str
+    requests: Resources
+    """Effective pod requests as the scheduler sees them: max(init containers, sum of containers) + overhead."""
+    limits: Resources
+    container_requests: tuple[tuple[str, Resources, Resources], ...]
+    """(container name, requests, limits) per app container, for request/limit consistency checks."""
+    tolerations: tuple[Toleration, ...]
+    node_selector: Mapping[str, str]
+    required_affinity: tuple[tuple[Requirement, ...], ...]
+    """requiredDuringScheduling nodeSelectorTerms (ORed), each a tuple of ANDed requirements."""
+    conditions: tuple[Condition, ...]
+    nominated_node: str
+    containers: tuple[ContainerState, ...]
+    scheduler_name: str
+    priority_class: str
+    runtime_class: str
+    started: datetime | None
+    obj: Json
+
+    kind = "Pod"
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def namespace(self) -> str:
+        return self.meta.namespace or ""
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("Pod", self.meta.name, self.meta.namespace)
+
+    @property
+    def gpus(self) -> float:
+        return accelerator_total(self.requests)
+
+    @property
+    def wants_accelerator(self) -> bool:
+        return any(is_accelerator(k) and v > 0 for k, v in {**self.requests, **self.limits}.items())
+
+    @property
+    def is_daemonset(self) -> bool:
+        return any(o.get("kind") == "DaemonSet" for o in self.meta.owners)
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def pending(self) -> bool:
+        return self.phase == "Pending" and not self.node_name
+
+    def condition(self, type_: str) -> Condition | None:
+        for c in self.conditions:
+            if c.type == type_:
+                return c
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    meta: Meta
+    involved_kind: str
+    involved_name: str
+    involved_namespace: str | None
+    reason: str
+    message: str
+    type: str
+    count: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+    source: str
+    """Reporting component: default-scheduler, karpenter, kubelet ..."""
+
+    kind = "Event"
+
+    @property
+    def involved(self) -> ObjectRef:
+        return ObjectRef(self.involved_kind, self.involved_name, self.involved_namespace or None)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeClaim:
+    meta: Meta
+    nodepool: str
+    node_name: str
+    provider_id: str
+    requests: Resources
+    capacity: Resources
+    allocatable: Resources
+    requirements: tuple[Requirement, ...]
+    taints: tuple[Taint, ...]
+    startup_taints: tuple[Taint, ...]
+    node_class: str
+    conditions: tuple[Condition, ...]
+    last_pod_event: datetime | None
+    obj: Json
+
+    kind = "NodeClaim"
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("NodeClaim", self.meta.name)
+
+    def condition(self, type_: str) -> Condition | None:
+        for c in self.conditions:
+            if c.type == type_:
+                return c
+        return None
+
+    @property
+    def instance_type(self) -> str:
+        return self.meta.labels.get("node.kubernetes.io/instance-type", "")
+
+    @property
+    def capacity_type(self) -> str:
+        return self.meta.labels.get("karpenter.sh/capacity-type", "")
+
+    @property
+    def zone(self) -> str:
+        return self.meta.labels.get("topology.kubernetes.io/zone", "")
+
+    @property
+    def stage(self) -> str:
+        """Lifecycle stage in the order Karpenter moves through it: the first condition not True."""
+        for t in ("Launched", "Registered", "Initialized"):
+            c = self.condition(t)
+            if c is None or c.status != "True":
+                return f"awaiting {t}"
+        return "Ready"
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    nodes: str
+    reasons: tuple[str, ...] = ()
+    schedule: str = ""
+    duration: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NodePool:
+    meta: Meta
+    weight: int
+    limits: Resources
+    usage: Resources
+    """status.resources: what the NodePool's nodes currently provide."""
+    requirements: tuple[Requirement, ...]
+    taints: tuple[Taint, ...]
+    startup_taints: tuple[Taint, ...]
+    template_labels: Mapping[str, str]
+    node_class: str
+    node_class_kind: str
+    consolidation_policy: str
+    consolidate_after: str
+    budgets: tuple[Budget, ...]
+    expire_after: str
+    conditions: tuple[Condition, ...]
+    obj: Json
+
+    kind = "NodePool"
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("NodePool", self.meta.name)
+
+    def condition(self, type_: str) -> Condition | None:
+        for c in self.conditions:
+            if c.type == type_:
+                return c
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeClass:
+    """An EC2NodeClass (karpenter.k8s.aws/v1)."""
+
+    meta: Meta
+    subnet_terms: tuple[Mapping[str, Any], ...]
+    security_group_terms: tuple[Mapping[str, Any], ...]
+    ami_terms: tuple[Mapping[str, Any], ...]
+    subnets: tuple[Mapping[str, Any], ...]
+    security_groups: tuple[Mapping[str, Any], ...]
+    amis: tuple[Mapping[str, Any], ...]
+    role: str
+    instance_profile: str
+    conditions: tuple[Condition, ...]
+    obj: Json
+
+    kind = "EC2NodeClass"
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("EC2NodeClass", self.meta.name)
+
+    def condition(self, type_: str) -> Condition | None:
+        for c in self.conditions:
+            if c.type == type_:
+                return c
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonSet:
+    meta: Meta
+    selector: Mapping[str, str]
+    node_selector: Mapping[str, str]
+    required_affinity: tuple[tuple[Requirement, ...], ...]
+    tolerations: tuple[Toleration, ...]
+    images: tuple[str, ...]
+    desired: int
+    ready: int
+    obj: Json
+
+    kind = "DaemonSet"
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("DaemonSet", self.meta.name, self.meta.namespace)
+
+
+@dataclass(frozen=True, slots=True)
+class Pdb:
+    meta: Meta
+    selector: Mapping[str, Any]
+    """The raw label selector (matchLabels / matchExpressions)."""
+    disruptions_allowed: int | None
+    obj: Json
+
+    kind = "PodDisruptionBudget"
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("PodDisruptionBudget", self.meta.name, self.meta.namespace)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeClass:
+    meta: Meta
+    handler: str
+
+    kind = "RuntimeClass"

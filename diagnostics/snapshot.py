@@ -1,0 +1,213 @@
+"""The immutable Snapshot checks read, the per-source status, and an index built once per snapshot."""
+
+from __future__ import annotations
+
+import enum
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import Any
+
+from diagnostics.records import (
+    DaemonSet,
+    Event,
+    Node,
+    NodeClaim,
+    NodeClass,
+    NodePool,
+    Pdb,
+    Pod,
+    RuntimeClass,
+    accelerator_total,
+)
+
+# Source names (check `requires=` and SourceStatus keys).
+KUBE_SOURCES = ("nodes", "pods", "events", "namespaces", "daemonsets", "pdbs", "runtimeclasses",
+                "nodeclaims", "nodepools", "ec2nodeclasses")
+OTHER_SOURCES = ("aws", "prometheus", "nvidia-smi")
+
+
+class SourceState(str, enum.Enum):
+    OK = "ok"
+    FORBIDDEN = "forbidden"
+    ABSENT = "not installed"
+    UNREACHABLE = "unreachable"
+    STALE = "stale"
+    NOT_CONFIGURED = "not configured"
+    LOADING = "loading"
+
+    @property
+    def usable(self) -> bool:
+        """Stale data is still data: checks run on it and the status line says how old it is."""
+        return self in (SourceState.OK, SourceState.STALE)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    name: str
+    state: SourceState
+    detail: str = ""
+    """For forbidden: the missing permission (`list nodeclaims.karpenter.sh`); else the error."""
+    updated_at: datetime | None = None
+    partial: bool = False
+    """True when only what one target needs was read (e.g. `diagnose pod/X` reads that pod, not all)."""
+
+    def reason(self) -> str:
+        """The sentence a skipped check shows."""
+        if self.state is SourceState.FORBIDDEN:
+            return f"{self.name}: forbidden ({self.detail or 'no permission'})"
+        if self.state is SourceState.ABSENT:
+            return f"{self.name}: not installed ({self.detail or 'CRD absent'})"
+        if self.state is SourceState.NOT_CONFIGURED:
+            return f"{self.name}: not configured" + (f" ({self.detail})" if self.detail else "")
+        if self.state is SourceState.UNREACHABLE:
+            return f"{self.name}: unreachable ({self.detail})" if self.detail else f"{self.name}: unreachable"
+        if self.state is SourceState.LOADING:
+            return f"{self.name}: not loaded yet"
+        return f"{self.name}: {self.state.value}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"state": self.state.value}
+        if self.detail:
+            out["detail"] = self.detail
+        if self.updated_at:
+            out["updated_at"] = self.updated_at.isoformat().replace("+00:00", "Z")
+        if self.partial:
+            out["partial"] = True
+        return out
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the checks may read, frozen at `taken_at`. Ages are measured from `taken_at`."""
+
+    taken_at: datetime
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    events: tuple[Event, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    daemonsets: tuple[DaemonSet, ...] = ()
+    pdbs: tuple[Pdb, ...] = ()
+    runtimeclasses: tuple[RuntimeClass, ...] = ()
+    nodeclaims: tuple[NodeClaim, ...] = ()
+    nodepools: tuple[NodePool, ...] = ()
+    ec2nodeclasses: tuple[NodeClass, ...] = ()
+    sources: Mapping[str, SourceStatus] = field(default_factory=dict)
+    cluster: Mapping[str, Any] = field(default_factory=dict)
+    """Context name, server, Kubernetes version; the server is sensitive (bundles hash it)."""
+    aws: Any = None
+    """AWS facts (diagnostics.aws_facts.AwsFacts) when the AWS source ran."""
+    metrics: Any = None
+    """Prometheus samples (diagnostics.metric_facts.MetricFacts) when Prometheus was queried."""
+    gpu_reports: Mapping[str, Any] = field(default_factory=dict)
+    """nvidia-smi results by node name (plain JSON from the debug pod parser)."""
+    target: str = "cluster"
+
+    def status(self, source: str) -> SourceStatus:
+        return self.sources.get(source) or SourceStatus(source, SourceState.NOT_CONFIGURED)
+
+    def age(self, when: datetime | None) -> float | None:
+        if when is None:
+            return None
+        return (self.taken_at - when).total_seconds()
+
+    @cached_property
+    def index(self) -> Index:
+        return Index(self)
+
+
+class Index:
+    """Lookups every check needs, built once per snapshot so checks never re-scan all pods."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.node = {n.name: n for n in snap.nodes}
+        self.nodeclaim = {c.name: c for c in snap.nodeclaims}
+        self.nodepool = {p.name: p for p in snap.nodepools}
+        self.nodeclass = {c.name: c for c in snap.ec2nodeclasses}
+        self.nodeclaim_by_node: dict[str, NodeClaim] = {}
+        self.nodeclaim_by_provider: dict[str, NodeClaim] = {}
+        for c in snap.nodeclaims:
+            if c.node_name:
+                self.nodeclaim_by_node[c.node_name] = c
+            if c.provider_id:
+                self.nodeclaim_by_provider[c.provider_id] = c
+        for n in snap.nodes:
+            if n.name not in self.nodeclaim_by_node and n.provider_id in self.nodeclaim_by_provider:
+                self.nodeclaim_by_node[n.name] = self.nodeclaim_by_provider[n.provider_id]
+
+        self.pods_by_node: dict[str, list[Pod]] = defaultdict(list)
+        self.pod: dict[tuple[str, str], Pod] = {}
+        self.pending: list[Pod] = []
+        for p in snap.pods:
+            self.pod[(p.namespace, p.name)] = p
+            if p.node_name:
+                self.pods_by_node[p.node_name].append(p)
+            elif p.phase == "Pending" and not p.meta.deleting:
+                self.pending.append(p)
+
+        self.events_by_object: dict[tuple[str, str | None, str], list[Event]] = defaultdict(list)
+        for e in snap.events:
+            self.events_by_object[(e.involved_kind, e.involved_namespace or None, e.involved_name)].append(e)
+        for evs in self.events_by_object.values():
+            evs.sort(key=lambda e: e.last_seen or e.first_seen or snap.taken_at)
+
+        self.nodeclaims_by_pool: dict[str, list[NodeClaim]] = defaultdict(list)
+        for c in snap.nodeclaims:
+            self.nodeclaims_by_pool[c.nodepool].append(c)
+        self.nodes_by_pool: dict[str, list[Node]] = defaultdict(list)
+        for n in snap.nodes:
+            if n.nodepool:
+                self.nodes_by_pool[n.nodepool].append(n)
+        self.pools_by_class: dict[str, list[NodePool]] = defaultdict(list)
+        for np in snap.nodepools:
+            self.pools_by_class[np.node_class].append(np)
+
+    def events(self, kind: str, name: str, namespace: str | None = None) -> list[Event]:
+        """Events on one object, oldest first."""
+        return self.events_by_object.get((kind, namespace or None, name), [])
+
+    def gpus_requested_on(self, node: str) -> float:
+        """Accelerators held by non-terminal pods bound to the node (what the scheduler counts)."""
+        return sum(p.gpus for p in self.pods_by_node.get(node, ()) if not p.terminal)
+
+    @property
+    def pending_gpu_pods(self) -> list[Pod]:
+        return [p for p in self.pending if p.wants_accelerator]
+
+
+def node_should_have_gpus(node: Node, claim: NodeClaim | None = None) -> float:
+    """How many accelerators the node *should* advertise, from every signal a real cluster may carry.
+
+    Karpenter (`karpenter.k8s.aws/instance-gpu-count`, `-accelerator-count`), GPU Feature Discovery
+    (`nvidia.com/gpu.count`), GKE (`cloud.google.com/gke-accelerator-count`), the NodeClaim's
+    estimate (`status.capacity`) or what it was launched for (`spec.resources.requests`).
+    Returns 0 when nothing says the node is a GPU node.
+    """
+    labels = node.labels
+    for key in ("karpenter.k8s.aws/instance-gpu-count", "nvidia.com/gpu.count",
+                "cloud.google.com/gke-accelerator-count", "karpenter.k8s.aws/instance-accelerator-count"):
+        raw = labels.get(key)
+        if raw:
+            try:
+                n = float(raw)
+            except ValueError:
+                continue
+            if n > 0:
+                return n
+    if claim is not None:
+        n = max(accelerator_total(claim.capacity), accelerator_total(claim.requests))
+        if n > 0:
+            return n
+    if labels.get("cloud.google.com/gke-accelerator") or labels.get("nvidia.com/gpu.present") == "true":
+        return max(1.0, accelerator_total(node.capacity))
+    return 0.0
+
+
+def is_gpu_node(node: Node, claim: NodeClaim | None = None) -> bool:
+    return accelerator_total(node.capacity) > 0 or node_should_have_gpus(node, claim) > 0

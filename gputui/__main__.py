@@ -1,0 +1,5 @@
+"""`python -m gputui`."""
+
+from gputui.cli import entry
+
+entry()

@@ -1,0 +1,116 @@
+"""Command line: `gputui` (TUI), `diagnose`, `debug`, `bundle`, `demo`, `explain`.
+
+Imports stay lazy: the one-shot commands never import Textual, so `gputui diagnose` starts fast.
+Every user error is one line on stderr and a documented exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from gputui import __version__
+from gputui.exit_codes import ExitCode
+
+
+class UsageError(Exception):
+    """A one-line user error (exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not argparse's usage dump
+        print(f"gputui: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(ExitCode.USAGE)
+
+
+def _global_options(p: argparse.ArgumentParser, suppress: bool) -> None:
+    d = argparse.SUPPRESS if suppress else None
+    p.add_argument("--kubeconfig", default=d, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
+    p.add_argument("--context", default=d, help="kubeconfig context (default: current)")
+    p.add_argument("-n", "--namespace", default=d, help="namespace for pod/NAME targets and debug pods")
+    p.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="never create anything in the cluster (no debug pods)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="gputui", description="Find why GPU workloads on Kubernetes + Karpenter are stuck.")
+    p.add_argument("--version", action="version", version=f"gputui {__version__}")
+    _global_options(p, suppress=False)
+    p.add_argument("--bundle", help="open a diagnostic bundle offline instead of a cluster")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    d = sub.add_parser("diagnose", help="one-shot diagnosis of a pod, node, nodeclaim, nodepool or the cluster")
+    _global_options(d, suppress=True)
+    d.add_argument("target", nargs="?", help="pod/NAME, pod/NS/NAME, node/NAME, nodeclaim/NAME, nodepool/NAME")
+    d.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    d.add_argument("--only", action="append", default=[], metavar="CHECK", help="run only these checks (slug/code)")
+    d.add_argument("--ignore", action="append", default=[], metavar="CHECK", help="skip these checks")
+    d.add_argument("--bundle", default=argparse.SUPPRESS, help="diagnose a bundle offline")
+
+    e = sub.add_parser("explain", help="print a check's documentation")
+    e.add_argument("check", nargs="?", help="slug or code, e.g. gpu-not-advertised or GT201")
+    e.add_argument("--list", action="store_true", help="list every check")
+
+    m = sub.add_parser("demo", help="run gputui on an embedded simulated cluster")
+    _global_options(m, suppress=True)
+    m.add_argument("--scenario", default="incident", help="scenario name (see --list-scenarios)")
+    m.add_argument("--list-scenarios", action="store_true")
+    m.add_argument("--headless", action="store_true", help="print a summary and exit (scripts, tests)")
+    m.add_argument("--serve", action="store_true", help="only run the demo cluster, until interrupted")
+    m.add_argument("--kubeconfig-out", help="with --serve: where to write the demo kubeconfig")
+
+    for register in _extra_commands():
+        register(sub, _global_options)
+    return p
+
+
+def _extra_commands() -> list[Callable[..., None]]:
+    """Commands that live in their own modules register themselves here (debug, bundle)."""
+    regs: list[Callable[..., None]] = []
+    for mod in ("gputui.commands.debug", "gputui.commands.bundle"):
+        try:
+            module = __import__(mod, fromlist=["register"])
+        except ImportError:
+            continue
+        regs.append(module.register)
+    return regs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(dispatch(args))
+    except UsageError as exc:
+        print(f"gputui: error: {exc}", file=sys.stderr)
+        return ExitCode.USAGE
+    except KeyboardInterrupt:
+        print("gputui: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # `gputui diagnose | head`: the reader left; not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return ExitCode.OK
+    except Exception as exc:  # the last line of defence: one line, exit 1, traceback only on request
+        if os.environ.get("GPUTUI_DEBUG"):
+            raise
+        print(f"gputui: internal error: {type(exc).__name__}: {exc} (set GPUTUI_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return ExitCode.INTERNAL
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    from gputui.commands import run_command
+
+    return run_command(args)
+
+
+def entry() -> NoReturn:
+    raise SystemExit(main())
+
+
+if __name__ == "__main__":
+    entry()

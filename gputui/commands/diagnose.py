@@ -1,0 +1,83 @@
+"""`gputui diagnose [TARGET]`: collect once, run the checks, print, exit by worst severity."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from diagnostics import run as run_checks
+from diagnostics.model import Report
+from diagnostics.registry import RegistryError
+from gputui import clock
+from gputui.cli import UsageError
+from gputui.exit_codes import ExitCode, for_severity
+from gputui.targets import TargetError, parse_target
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        target = parse_target(args.target, getattr(args, "namespace", None))
+    except TargetError as exc:
+        raise UsageError(str(exc)) from None
+    bundle = getattr(args, "bundle", None)
+    if bundle:
+        from gputui.bundle.read import BundleError, open_bundle
+
+        try:
+            snap = open_bundle(bundle).snapshot(target=target.ref)
+        except BundleError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        from gputui.collect import TargetNotFound, collect
+        from gputui.commands.connect import connect
+        from gputui.kubeapi import Unreachable
+
+        api, info = connect(args)
+        try:
+            snap = collect(api, info, target.ref, now=clock.now)
+        except TargetNotFound as exc:
+            raise UsageError(str(exc)) from None
+        except Unreachable as exc:
+            print(f"gputui: error: cluster unreachable: {exc}", file=sys.stderr)
+            return ExitCode.UNREACHABLE
+    try:
+        report = run_checks(snap, only=args.only, ignore=args.ignore)
+    except RegistryError as exc:
+        raise UsageError(str(exc)) from None
+    if target.ref is not None:
+        report = focus(report, snap, target.ref)
+    emit(report, args.output)
+    return for_severity(report.worst)
+
+
+def focus(report: Report, snap, ref) -> Report:  # type: ignore[no-untyped-def]
+    """Keep the findings about the target's chain (pod -> claim -> node -> pool -> class) or naming it."""
+    from dataclasses import replace
+
+    from diagnostics.model import CheckStatus
+    from gputui.related import chain
+
+    keep = set(chain(snap, ref))
+    results = []
+    for r in report.results:
+        fs = tuple(f for f in r.findings if f.subject in keep or any(x in keep for x in f.related))
+        if r.status is CheckStatus.FAILED and not fs:
+            r = replace(r, status=CheckStatus.PASSED, findings=())
+        else:
+            r = replace(r, findings=fs)
+        results.append(r)
+    return replace(report, results=tuple(results))
+
+
+def emit(report: Report, output: str) -> None:
+    if output == "json":
+        from gputui.output.json import dumps, report_json
+
+        sys.stdout.write(dumps(report_json(report)))
+        return
+    from rich.console import Console
+
+    from gputui.output.text import render_report
+
+    console = Console(width=None if sys.stdout.isatty() else 100, soft_wrap=False)
+    render_report(report, console)

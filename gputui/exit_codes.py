@@ -1,0 +1,31 @@
+"""Exit codes are a contract with scripts (documented in README)."""
+
+from __future__ import annotations
+
+import enum
+
+from diagnostics.model import Severity
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    """Nothing at warning or above."""
+    INTERNAL = 1
+    """A bug in gputui (please report it)."""
+    USAGE = 2
+    """Bad target, flag, kubeconfig, context, or bundle file."""
+    FINDINGS_ERROR = 3
+    """At least one error or critical finding."""
+    FINDINGS_WARNING = 4
+    """Warnings, but nothing worse."""
+    UNREACHABLE = 5
+    """The cluster (API server) could not be reached."""
+    INTERRUPTED = 130
+
+
+def for_severity(worst: Severity) -> ExitCode:
+    if worst >= Severity.ERROR:
+        return ExitCode.FINDINGS_ERROR
+    if worst >= Severity.WARNING:
+        return ExitCode.FINDINGS_WARNING
+    return ExitCode.OK

@@ -1,0 +1,422 @@
+"""Raw Kubernetes JSON -> slim projected dicts -> typed records the checks read.
+
+Projection runs once per object as it enters the cache (list or watch event): it drops
+`metadata.managedFields` always, and for pods keeps only what gputui shows or checks, so a
+60k-pod cluster fits in a few hundred MB. Full objects are fetched on demand (detail, bundle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Any
+
+from kubernetes.utils import parse_quantity
+
+from diagnostics.records import (
+    Budget,
+    Condition,
+    ContainerState,
+    DaemonSet,
+    Event,
+    Meta,
+    Node,
+    NodeClaim,
+    NodeClass,
+    NodePool,
+    Pdb,
+    Pod,
+    Requirement,
+    RuntimeClass,
+    Taint,
+    Toleration,
+)
+
+Obj = dict[str, Any]
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+# --- scalar helpers -------------------------------------------------------------------------
+
+@lru_cache(maxsize=4096)
+def quantity(raw: Any) -> float:
+    """A Kubernetes quantity as a float; malformed values count as 0 rather than crash."""
+    if raw is None:
+        return 0.0
+    try:
+        return float(parse_quantity(raw))
+    except (ValueError, TypeError, InvalidOperation, ArithmeticError):
+        return 0.0
+
+
+def resources(raw: Mapping[str, Any] | None) -> dict[str, float]:
+    if not raw or not isinstance(raw, Mapping):
+        return {}
+    return {str(k): quantity(v if not isinstance(v, (dict, list)) else None) for k, v in raw.items()}
+
+
+@lru_cache(maxsize=65536)
+def timestamp(raw: Any) -> datetime | None:
+    if not raw or not isinstance(raw, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def _s(v: Any) -> str:
+    return v if isinstance(v, str) else ("" if v is None else str(v))
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _map(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else _EMPTY
+
+
+def meta(obj: Mapping[str, Any]) -> Meta:
+    m = _map(obj.get("metadata"))
+    return Meta(
+        name=_s(m.get("name")),
+        namespace=m.get("namespace") or None,
+        uid=_s(m.get("uid")),
+        labels={str(k): _s(v) for k, v in _map(m.get("labels")).items()},
+        annotations={str(k): _s(v) for k, v in _map(m.get("annotations")).items()},
+        created=timestamp(m.get("creationTimestamp")),
+        deleting=timestamp(m.get("deletionTimestamp")),
+        owners=tuple(o for o in _list(m.get("ownerReferences")) if isinstance(o, Mapping)),
+    )
+
+
+def conditions(raw: Any) -> tuple[Condition, ...]:
+    out = []
+    for c in _list(raw):
+        if isinstance(c, Mapping) and c.get("type"):
+            out.append(Condition(_s(c.get("type")), _s(c.get("status")), _s(c.get("reason")),
+                                 _s(c.get("message")),
+                                 timestamp(c.get("lastTransitionTime") or c.get("lastHeartbeatTime"))))
+    return tuple(out)
+
+
+def taints(raw: Any) -> tuple[Taint, ...]:
+    return tuple(Taint(_s(t.get("key")), _s(t.get("value")), _s(t.get("effect")))
+                 for t in _list(raw) if isinstance(t, Mapping))
+
+
+def tolerations(raw: Any) -> tuple[Toleration, ...]:
+    return tuple(Toleration(_s(t.get("key")), _s(t.get("operator")) or "Equal", _s(t.get("value")),
+                            _s(t.get("effect")))
+                 for t in _list(raw) if isinstance(t, Mapping))
+
+
+def requirements(raw: Any) -> tuple[Requirement, ...]:
+    out = []
+    for r in _list(raw):
+        if isinstance(r, Mapping) and r.get("key"):
+            mv = r.get("minValues")
+            out.append(Requirement(_s(r.get("key")), _s(r.get("operator")),
+                                   tuple(_s(v) for v in _list(r.get("values"))),
+                                   int(mv) if isinstance(mv, int) else None))
+    return tuple(out)
+
+
+def required_affinity(spec: Mapping[str, Any]) -> tuple[tuple[Requirement, ...], ...]:
+    na = _map(_map(spec.get("affinity")).get("nodeAffinity"))
+    req = _map(na.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    return tuple(requirements(term.get("matchExpressions")) for term in _list(req.get("nodeSelectorTerms"))
+                 if isinstance(term, Mapping))
+
+
+# --- projection -----------------------------------------------------------------------------
+
+_POD_SPEC_KEEP = ("nodeName", "nodeSelector", "affinity", "tolerations", "priorityClassName",
+                  "schedulerName", "runtimeClassName", "overhead", "priority", "restartPolicy",
+                  "activeDeadlineSeconds", "serviceAccountName")
+_CONTAINER_KEEP = ("name", "image", "resources")
+_NODE_STATUS_DROP = ("images",)
+
+
+def project(kind: str, obj: Obj) -> Obj:
+    """Slim the object in place-free fashion; always drops managedFields."""
+    md = dict(_map(obj.get("metadata")))
+    md.pop("managedFields", None)
+    if kind == "Pod":
+        anns = _map(md.get("annotations"))
+        if "kubectl.kubernetes.io/last-applied-configuration" in anns:
+            md["annotations"] = {k: v for k, v in anns.items()
+                                 if k != "kubectl.kubernetes.io/last-applied-configuration"}
+        spec = _map(obj.get("spec"))
+        slim_spec: Obj = {k: spec[k] for k in _POD_SPEC_KEEP if k in spec}
+        for key in ("containers", "initContainers"):
+            if key in spec:
+                slim_spec[key] = [{k: c[k] for k in _CONTAINER_KEEP if k in c}
+                                  for c in _list(spec[key]) if isinstance(c, Mapping)]
+        status = _map(obj.get("status"))
+        slim_status: Obj = {k: status[k] for k in ("phase", "reason", "message", "nominatedNodeName",
+                                                   "startTime", "conditions", "containerStatuses",
+                                                   "initContainerStatuses", "hostIP", "qosClass")
+                            if k in status}
+        return {"apiVersion": obj.get("apiVersion", "v1"), "kind": "Pod", "metadata": md,
+                "spec": slim_spec, "status": slim_status}
+    out = dict(obj)
+    out["metadata"] = md
+    if kind == "Node" and isinstance(obj.get("status"), Mapping):
+        out["status"] = {k: v for k, v in obj["status"].items() if k not in _NODE_STATUS_DROP}
+    return out
+
+
+# --- records --------------------------------------------------------------------------------
+
+def node(obj: Obj) -> Node:
+    spec, status = _map(obj.get("spec")), _map(obj.get("status"))
+    return Node(
+        meta=meta(obj),
+        capacity=resources(status.get("capacity")),
+        allocatable=resources(status.get("allocatable")),
+        taints=taints(spec.get("taints")),
+        conditions=conditions(status.get("conditions")),
+        unschedulable=bool(spec.get("unschedulable")),
+        provider_id=_s(spec.get("providerID")),
+        boot_id=_s(_map(status.get("nodeInfo")).get("bootID")),
+        obj=obj,
+    )
+
+
+def _container_state(cs: Mapping[str, Any]) -> ContainerState:
+    state = _map(cs.get("state"))
+    last = _map(_map(cs.get("lastState")).get("terminated"))
+    kind = next((k for k in ("running", "waiting", "terminated") if k in state), "unknown")
+    detail = _map(state.get(kind))
+    code = detail.get("exitCode")
+    last_code = last.get("exitCode")
+    return ContainerState(
+        name=_s(cs.get("name")), ready=bool(cs.get("ready")),
+        restart_count=int(cs.get("restartCount") or 0), state=kind,
+        reason=_s(detail.get("reason")), message=_s(detail.get("message")),
+        exit_code=code if isinstance(code, int) else None,
+        last_reason=_s(last.get("reason")), last_exit_code=last_code if isinstance(last_code, int) else None,
+    )
+
+
+def pod_resources(spec: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, float],
+                                                     tuple[tuple[str, dict[str, float], dict[str, float]], ...]]:
+    """Effective requests/limits the scheduler uses: max(each init container, sum of app containers) + overhead.
+
+    A container that sets only a limit for an extended resource gets request == limit (API defaulting).
+    """
+    per: list[tuple[str, dict[str, float], dict[str, float]]] = []
+    req_sum: dict[str, float] = {}
+    lim_sum: dict[str, float] = {}
+    for c in _list(spec.get("containers")):
+        if not isinstance(c, Mapping):
+            continue
+        res = _map(c.get("resources"))
+        lim = resources(res.get("limits"))
+        req = resources(res.get("requests"))
+        for k, v in lim.items():
+            req.setdefault(k, v)
+        per.append((_s(c.get("name")), req, lim))
+        for k, v in req.items():
+            req_sum[k] = req_sum.get(k, 0.0) + v
+        for k, v in lim.items():
+            lim_sum[k] = lim_sum.get(k, 0.0) + v
+    for c in _list(spec.get("initContainers")):
+        if not isinstance(c, Mapping):
+            continue
+        res = _map(c.get("resources"))
+        lim = resources(res.get("limits"))
+        req = resources(res.get("requests"))
+        for k, v in lim.items():
+            req.setdefault(k, v)
+        for k, v in req.items():
+            req_sum[k] = max(req_sum.get(k, 0.0), v)
+    for k, v in resources(spec.get("overhead")).items():
+        req_sum[k] = req_sum.get(k, 0.0) + v
+    return req_sum, lim_sum, tuple(per)
+
+
+def pod(obj: Obj) -> Pod:
+    spec, status = _map(obj.get("spec")), _map(obj.get("status"))
+    reqs, lims, per = pod_resources(spec)
+    return Pod(
+        meta=meta(obj),
+        node_name=_s(spec.get("nodeName")),
+        phase=_s(status.get("phase")) or "Pending",
+        requests=reqs,
+        limits=lims,
+        container_requests=per,
+        tolerations=tolerations(spec.get("tolerations")),
+        node_selector={str(k): _s(v) for k, v in _map(spec.get("nodeSelector")).items()},
+        required_affinity=required_affinity(spec),
+        conditions=conditions(status.get("conditions")),
+        nominated_node=_s(status.get("nominatedNodeName")),
+        containers=tuple(_container_state(cs) for cs in _list(status.get("containerStatuses"))
+                         + _list(status.get("initContainerStatuses")) if isinstance(cs, Mapping)),
+        scheduler_name=_s(spec.get("schedulerName")) or "default-scheduler",
+        priority_class=_s(spec.get("priorityClassName")),
+        runtime_class=_s(spec.get("runtimeClassName")),
+        started=timestamp(status.get("startTime")),
+        obj=obj,
+    )
+
+
+def event(obj: Obj) -> Event:
+    inv = _map(obj.get("involvedObject") or obj.get("regarding"))
+    src = _map(obj.get("source"))
+    count = obj.get("count")
+    series = _map(obj.get("series"))
+    if not isinstance(count, int):
+        count = int(series.get("count") or 1)
+    first = timestamp(obj.get("firstTimestamp")) or timestamp(obj.get("eventTime"))
+    last = (timestamp(obj.get("lastTimestamp")) or timestamp(series.get("lastObservedTime"))
+            or timestamp(obj.get("eventTime")) or first)
+    return Event(
+        meta=meta(obj),
+        involved_kind=_s(inv.get("kind")),
+        involved_name=_s(inv.get("name")),
+        involved_namespace=inv.get("namespace") or None,
+        reason=_s(obj.get("reason")),
+        message=_s(obj.get("message") or obj.get("note")),
+        type=_s(obj.get("type")) or "Normal",
+        count=count,
+        first_seen=first,
+        last_seen=last,
+        source=_s(src.get("component") or obj.get("reportingComponent") or obj.get("reportingController")),
+    )
+
+
+def nodeclaim(obj: Obj) -> NodeClaim:
+    spec, status = _map(obj.get("spec")), _map(obj.get("status"))
+    m = meta(obj)
+    return NodeClaim(
+        meta=m,
+        nodepool=m.labels.get("karpenter.sh/nodepool", ""),
+        node_name=_s(status.get("nodeName")),
+        provider_id=_s(status.get("providerID")),
+        requests=resources(_map(spec.get("resources")).get("requests")),
+        capacity=resources(status.get("capacity")),
+        allocatable=resources(status.get("allocatable")),
+        requirements=requirements(spec.get("requirements")),
+        taints=taints(spec.get("taints")),
+        startup_taints=taints(spec.get("startupTaints")),
+        node_class=_s(_map(spec.get("nodeClassRef")).get("name")),
+        conditions=conditions(status.get("conditions")),
+        last_pod_event=timestamp(status.get("lastPodEventTime")),
+        obj=obj,
+    )
+
+
+def nodepool(obj: Obj) -> NodePool:
+    spec, status = _map(obj.get("spec")), _map(obj.get("status"))
+    template = _map(spec.get("template"))
+    tspec = _map(template.get("spec"))
+    disruption = _map(spec.get("disruption"))
+    ncr = _map(tspec.get("nodeClassRef"))
+    budgets = tuple(Budget(_s(b.get("nodes")) or "10%", tuple(_s(r) for r in _list(b.get("reasons"))),
+                           _s(b.get("schedule")), _s(b.get("duration")))
+                    for b in _list(disruption.get("budgets")) if isinstance(b, Mapping))
+    weight = spec.get("weight")
+    return NodePool(
+        meta=meta(obj),
+        weight=weight if isinstance(weight, int) else 0,
+        limits=resources(spec.get("limits")),
+        usage=resources(status.get("resources")),
+        requirements=requirements(tspec.get("requirements")),
+        taints=taints(tspec.get("taints")),
+        startup_taints=taints(tspec.get("startupTaints")),
+        template_labels={str(k): _s(v) for k, v in _map(_map(template.get("metadata")).get("labels")).items()},
+        node_class=_s(ncr.get("name")),
+        node_class_kind=_s(ncr.get("kind")) or "EC2NodeClass",
+        consolidation_policy=_s(disruption.get("consolidationPolicy")) or "WhenEmptyOrUnderutilized",
+        consolidate_after=_s(disruption.get("consolidateAfter")) or "0s",
+        budgets=budgets or (Budget("10%"),),
+        expire_after=_s(tspec.get("expireAfter") or disruption.get("expireAfter")) or "720h",
+        conditions=conditions(status.get("conditions")),
+        obj=obj,
+    )
+
+
+def nodeclass(obj: Obj) -> NodeClass:
+    spec, status = _map(obj.get("spec")), _map(obj.get("status"))
+
+    def maps(v: Any) -> tuple[Mapping[str, Any], ...]:
+        return tuple(x for x in _list(v) if isinstance(x, Mapping))
+
+    return NodeClass(
+        meta=meta(obj),
+        subnet_terms=maps(spec.get("subnetSelectorTerms")),
+        security_group_terms=maps(spec.get("securityGroupSelectorTerms")),
+        ami_terms=maps(spec.get("amiSelectorTerms")),
+        subnets=maps(status.get("subnets")),
+        security_groups=maps(status.get("securityGroups")),
+        amis=maps(status.get("amis")),
+        role=_s(spec.get("role")),
+        instance_profile=_s(status.get("instanceProfile") or spec.get("instanceProfile")),
+        conditions=conditions(status.get("conditions")),
+        obj=obj,
+    )
+
+
+def daemonset(obj: Obj) -> DaemonSet:
+    spec, status = _map(obj.get("spec")), _map(obj.get("status"))
+    pspec = _map(_map(spec.get("template")).get("spec"))
+    return DaemonSet(
+        meta=meta(obj),
+        selector={str(k): _s(v) for k, v in _map(_map(spec.get("selector")).get("matchLabels")).items()},
+        node_selector={str(k): _s(v) for k, v in _map(pspec.get("nodeSelector")).items()},
+        required_affinity=required_affinity(pspec),
+        tolerations=tolerations(pspec.get("tolerations")),
+        images=tuple(_s(c.get("image")) for c in _list(pspec.get("containers")) if isinstance(c, Mapping)),
+        desired=int(status.get("desiredNumberScheduled") or 0),
+        ready=int(status.get("numberReady") or 0),
+        obj=obj,
+    )
+
+
+def pdb(obj: Obj) -> Pdb:
+    spec, status = _map(obj.get("spec")), _map(obj.get("status"))
+    allowed = status.get("disruptionsAllowed")
+    return Pdb(meta=meta(obj), selector=_map(spec.get("selector")),
+               disruptions_allowed=allowed if isinstance(allowed, int) else None, obj=obj)
+
+
+def runtimeclass(obj: Obj) -> RuntimeClass:
+    return RuntimeClass(meta=meta(obj), handler=_s(obj.get("handler")))
+
+
+RECORD_BUILDERS: dict[str, Callable[[Obj], Any]] = {
+    "nodes": node,
+    "pods": pod,
+    "events": event,
+    "nodeclaims": nodeclaim,
+    "nodepools": nodepool,
+    "ec2nodeclasses": nodeclass,
+    "daemonsets": daemonset,
+    "pdbs": pdb,
+    "runtimeclasses": runtimeclass,
+    "namespaces": lambda o: _s(_map(o.get("metadata")).get("name")),
+}
+
+KIND_OF_SOURCE = {
+    "nodes": "Node", "pods": "Pod", "events": "Event", "nodeclaims": "NodeClaim",
+    "nodepools": "NodePool", "ec2nodeclasses": "EC2NodeClass", "daemonsets": "DaemonSet",
+    "pdbs": "PodDisruptionBudget", "runtimeclasses": "RuntimeClass", "namespaces": "Namespace",
+}
+
+
+def record(source: str, obj: Obj) -> Any:
+    """Project then build the record for one object of a source (see KIND_OF_SOURCE)."""
+    return RECORD_BUILDERS[source](project(KIND_OF_SOURCE[source], obj))
+
+
+def decimal_str(v: float) -> str:
+    """Render a parsed quantity back compactly (8.0 -> '8', 0.5 -> '0.5')."""
+    d = Decimal(str(v)).normalize()
+    return format(d, "f")

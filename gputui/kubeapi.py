@@ -1,0 +1,181 @@
+"""Raw-JSON access to the Kubernetes API through the official client's configuration and HTTP pool.
+
+Deliberately below the generated API classes: their per-object pydantic models cost 5-18x more
+than orjson on dicts (see README, performance), and gputui needs control of watch streams.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import urllib3
+from kubernetes import client, config
+from kubernetes.config.config_exception import ConfigException
+
+
+class KubeError(Exception):
+    """An API answer gputui turns into a source status or a one-line CLI error."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message or reason)
+        self.status = status
+        self.reason = reason
+        self.message = message or reason
+
+
+class Unreachable(KubeError):
+    def __init__(self, message: str) -> None:
+        super().__init__(0, "Unreachable", message)
+
+
+class ConfigError(Exception):
+    """Kubeconfig missing/unreadable, unknown context: a usage error (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterInfo:
+    context: str
+    server: str
+    namespace: str
+
+
+def load(kubeconfig: str | None = None, context: str | None = None) -> tuple[client.ApiClient, ClusterInfo]:
+    """Like kubectl: --kubeconfig, then $KUBECONFIG, then ~/.kube/config, then in-cluster."""
+    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+    if kubeconfig and not os.path.exists(kubeconfig):
+        raise ConfigError(f"kubeconfig {kubeconfig!r} does not exist")
+    if os.path.exists(path):
+        try:
+            contexts, active = config.list_kube_config_contexts(config_file=path)
+        except (ConfigException, OSError, ValueError, TypeError) as exc:
+            raise ConfigError(f"cannot read kubeconfig {path!r}: {_first_line(exc)}") from None
+        names = [c["name"] for c in contexts or []]
+        if context and context not in names:
+            raise ConfigError(f"context {context!r} not found in {path} (have: {', '.join(names) or 'none'})")
+        chosen = next((c for c in contexts or [] if c["name"] == context), active) if context else active
+        if not chosen:
+            raise ConfigError(f"no current context in {path}; pass --context")
+        cfg = client.Configuration()
+        try:
+            config.load_kube_config(config_file=path, context=chosen["name"], client_configuration=cfg,
+                                    persist_config=False)
+        except (ConfigException, OSError, ValueError, TypeError) as exc:
+            raise ConfigError(f"cannot use context {chosen['name']!r}: {_first_line(exc)}") from None
+        ns = (chosen.get("context") or {}).get("namespace") or "default"
+        info = ClusterInfo(chosen["name"], cfg.host, ns)
+    else:
+        cfg = client.Configuration()
+        try:
+            config.load_incluster_config(client_configuration=cfg)
+        except ConfigException:
+            raise ConfigError(f"no kubeconfig at {path} and not running in a cluster") from None
+        ns = "default"
+        try:
+            with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as fh:
+                ns = fh.read().strip() or ns
+        except OSError:
+            pass
+        info = ClusterInfo("in-cluster", cfg.host, ns)
+    cfg.retries = 0  # gputui handles retry and backoff itself; urllib3 retries would hide outages
+    return client.ApiClient(cfg), info
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
+class Api:
+    """GET/stream/POST/DELETE raw JSON with the official client's auth and connection pool."""
+
+    def __init__(self, api_client: client.ApiClient, timeout: float = 10.0) -> None:
+        self.client = api_client
+        self.timeout = timeout
+
+    def _request(self, method: str, path: str, query: list[tuple[str, Any]] | None = None,
+                 body: Any = None, timeout: float | tuple[float, float] | None = None,
+                 accept: str = "application/json") -> urllib3.BaseHTTPResponse:
+        headers = {"Accept": accept}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        _method, url, hdrs, _body, _post = self.client.param_serialize(
+            method=method, resource_path=path, query_params=query or [], header_params=headers,
+            body=body, auth_settings=["BearerToken"])
+        try:
+            resp = self.client.call_api(method, url, header_params=hdrs, body=_body,
+                                        _request_timeout=timeout or self.timeout)
+        except urllib3.exceptions.HTTPError as exc:
+            raise Unreachable(f"{self.client.configuration.host}: {_first_line(exc)}") from None
+        except OSError as exc:
+            raise Unreachable(f"{self.client.configuration.host}: {_first_line(exc)}") from None
+        raw: urllib3.BaseHTTPResponse = resp.response
+        if not 200 <= raw.status < 300:
+            data = raw.read()
+            raw.release_conn()
+            raise status_error(raw.status, data)
+        return raw
+
+    def get(self, path: str, query: list[tuple[str, Any]] | None = None, timeout: float | None = None) -> Any:
+        raw = self._request("GET", path, query, timeout=timeout)
+        try:
+            return orjson.loads(raw.read())
+        finally:
+            raw.release_conn()
+
+    def get_bytes(self, path: str, query: list[tuple[str, Any]] | None = None, timeout: float | None = None) -> bytes:
+        raw = self._request("GET", path, query, timeout=timeout, accept="*/*")
+        try:
+            return bytes(raw.read())
+        finally:
+            raw.release_conn()
+
+    def post(self, path: str, body: Any) -> Any:
+        raw = self._request("POST", path, body=body)
+        try:
+            return orjson.loads(raw.read())
+        finally:
+            raw.release_conn()
+
+    def delete(self, path: str, body: Any = None) -> Any:
+        raw = self._request("DELETE", path, body=body)
+        try:
+            return orjson.loads(raw.read() or b"{}")
+        finally:
+            raw.release_conn()
+
+    def stream(self, path: str, query: list[tuple[str, Any]], read_timeout: float) -> Iterator[bytes]:
+        """Lines of a chunked response (watch events, followed logs). Closes the connection when done."""
+        raw = self._request("GET", path, query, timeout=(self.timeout, read_timeout), accept="*/*")
+        buf = b""
+        try:
+            for chunk in raw.stream(65536, decode_content=True):
+                buf += chunk
+                while True:
+                    nl = buf.find(b"\n")
+                    if nl < 0:
+                        break
+                    line, buf = buf[:nl], buf[nl + 1:]
+                    if line.strip():
+                        yield line
+            if buf.strip():
+                yield buf
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise Unreachable(f"stream {path}: {_first_line(exc)}") from None
+        finally:
+            raw.release_conn()
+            raw.close()
+
+
+def status_error(code: int, data: bytes) -> KubeError:
+    reason, message = "", ""
+    try:
+        body = orjson.loads(data)
+        if isinstance(body, dict):
+            reason, message = str(body.get("reason") or ""), str(body.get("message") or "")
+    except orjson.JSONDecodeError:
+        message = data[:200].decode("utf-8", "replace")
+    return KubeError(code, reason or {403: "Forbidden", 404: "NotFound", 410: "Expired"}.get(code, "Error"),
+                     message)

@@ -1,0 +1,177 @@
+"""Pure Snapshot -> table rows for the overview (TUI tables and the headless summary share them).
+
+Rows are keyed (stable keys let the TUI update only the cells that changed) and carry plain
+strings, so they are testable without Textual.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diagnostics.model import ObjectRef, Report, Severity
+from diagnostics.records import accelerator_total
+from diagnostics.snapshot import Snapshot, is_gpu_node, node_should_have_gpus
+from diagnostics.timeutil import human_age, budget_active
+
+NODE_COLUMNS = ("NAME", "TYPE", "GPU", "CAP", "ALLOC", "USED", "CAPACITY", "NODEPOOL", "ZONE", "AGE", "READY",
+                "HEALTH")
+CLAIM_COLUMNS = ("NAME", "NODEPOOL", "TYPE", "CAPACITY", "ZONE", "STAGE", "NODE", "AGE", "REASON")
+PENDING_COLUMNS = ("NAMESPACE/NAME", "GPUS", "AGE", "WHY")
+POOL_COLUMNS = ("NAME", "GPUS USED/LIMIT", "NODES", "WEIGHT", "CONSOLIDATION", "BUDGET NOW", "READY")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    key: str
+    ref: ObjectRef
+    cells: tuple[str, ...]
+    severity: Severity = Severity.OK
+
+
+def _n(v: float) -> str:
+    return f"{v:g}"
+
+
+def gpu_model(labels: dict[str, str] | object) -> str:
+    get = getattr(labels, "get")
+    return (get("nvidia.com/gpu.product") or get("karpenter.k8s.aws/instance-gpu-name")
+            or get("cloud.google.com/gke-accelerator") or get("karpenter.k8s.aws/instance-accelerator-name") or "")
+
+
+def worst_by_subject(report: Report | None) -> dict[ObjectRef, Severity]:
+    worst: dict[ObjectRef, Severity] = {}
+    if report is None:
+        return worst
+    for f in report.findings:
+        sev = f.severity or Severity.OK
+        if sev > worst.get(f.subject, Severity.OK):
+            worst[f.subject] = sev
+    return worst
+
+
+def badge(sev: Severity | None) -> str:
+    if sev is None or sev <= Severity.INFO:
+        return "ok"
+    return sev.label
+
+
+def node_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
+    idx = snap.index
+    worst = worst_by_subject(report)
+    rows = []
+    for n in sorted(snap.nodes, key=lambda n: n.name):
+        claim = idx.nodeclaim_by_node.get(n.name)
+        if not is_gpu_node(n, claim):
+            continue
+        cap = accelerator_total(n.capacity)
+        expected = node_should_have_gpus(n, claim)
+        ready = n.ready
+        sev = worst.get(n.ref)
+        rows.append(Row(n.name, n.ref, (
+            n.name,
+            n.instance_type,
+            gpu_model(n.labels),
+            _n(cap if cap else expected) if cap or not expected else f"{_n(expected)}?",
+            _n(accelerator_total(n.allocatable)),
+            _n(idx.gpus_requested_on(n.name)),
+            n.capacity_type or "-",
+            n.nodepool or "-",
+            n.zone or "-",
+            human_age(snap.age(n.meta.created)),
+            "Ready" if ready else ("NotReady" if ready is False else "Unknown"),
+            badge(sev),
+        ), sev or Severity.OK))
+    return rows
+
+
+def claim_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
+    worst = worst_by_subject(report)
+    rows = []
+    for c in sorted(snap.nodeclaims, key=lambda c: (c.nodepool, c.name)):
+        reason = ""
+        for t in ("Launched", "Registered", "Initialized"):
+            cond = c.condition(t)
+            if cond is not None and cond.status != "True":
+                reason = cond.reason + (f": {cond.message}" if cond.message else "")
+                break
+        stage = _stage(c)
+        if c.meta.deleting:
+            stage = "Deleting"
+        rows.append(Row(c.name, c.ref, (
+            c.name, c.nodepool or "-", c.instance_type or "-", c.capacity_type or "-", c.zone or "-",
+            stage, c.node_name or "-", human_age(snap.age(c.meta.created)), reason[:120],
+        ), worst.get(c.ref, Severity.OK)))
+    return rows
+
+
+def _stage(c) -> str:  # type: ignore[no-untyped-def]
+    """Launched -> Registered -> Initialized -> GPU ready: the last stage reached."""
+    reached = "Created"
+    for t in ("Launched", "Registered", "Initialized"):
+        cond = c.condition(t)
+        if cond is None or cond.status != "True":
+            return reached
+        reached = t
+    if accelerator_total(c.requests) > 0 or accelerator_total(c.capacity) > 0:
+        return "GPU ready"
+    return "Ready"
+
+
+def pending_reason(snap: Snapshot, pod, report: Report | None) -> str:  # type: ignore[no-untyped-def]
+    """The best one-line reason: a finding about the pod, else the latest scheduling event."""
+    if report is not None:
+        for f in report.findings:
+            if f.subject == pod.ref or pod.ref in f.related:
+                return f.title
+    for e in reversed(snap.index.events("Pod", pod.name, pod.namespace)):
+        if e.reason in ("FailedScheduling", "Nominated"):
+            return e.message
+    cond = pod.condition("PodScheduled")
+    if cond is not None and cond.message:
+        return cond.message
+    return "waiting for the scheduler"
+
+
+def pending_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
+    worst = worst_by_subject(report)
+    rows = []
+    for p in sorted(snap.index.pending_gpu_pods, key=lambda p: (p.namespace, p.name)):
+        rows.append(Row(f"{p.namespace}/{p.name}", p.ref, (
+            f"{p.namespace}/{p.name}", _n(p.gpus), human_age(snap.age(p.meta.created)),
+            pending_reason(snap, p, report)[:200],
+        ), worst.get(p.ref, Severity.OK)))
+    return rows
+
+
+def bar(used: float, limit: float | None, width: int = 10) -> str:
+    if not limit:
+        return f"{_n(used)}/∞"
+    frac = min(1.0, used / limit) if limit else 0
+    filled = round(frac * width)
+    return f"{'█' * filled}{'░' * (width - filled)} {_n(used)}/{_n(limit)}"
+
+
+def budget_now(pool, snap: Snapshot) -> str:  # type: ignore[no-untyped-def]
+    active = []
+    for b in pool.budgets:
+        if b.schedule:
+            on = budget_active(b.schedule, b.duration, snap.taken_at)
+            if not on:
+                continue
+        active.append(b.nodes + (f" ({','.join(b.reasons)})" if b.reasons else ""))
+    return "; ".join(active) or "-"
+
+
+def pool_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
+    worst = worst_by_subject(report)
+    rows = []
+    for p in sorted(snap.nodepools, key=lambda p: (-p.weight, p.name)):
+        used = accelerator_total(p.usage)
+        limit = accelerator_total(p.limits) or None
+        ready = p.condition("Ready")
+        rows.append(Row(p.name, p.ref, (
+            p.name, bar(used, limit), _n(p.usage.get("nodes", len(snap.index.nodes_by_pool.get(p.name, ())))),
+            str(p.weight or "-"), f"{p.consolidation_policy} {p.consolidate_after}", budget_now(p, snap),
+            ready.status if ready else "?",
+        ), worst.get(p.ref, Severity.OK)))
+    return rows

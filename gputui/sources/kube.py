@@ -1,0 +1,196 @@
+"""Informer-like Kubernetes sources: paged raw list, then watch from its resourceVersion.
+
+Relists on 410 Gone, reconnects with capped exponential backoff, records forbidden / not
+installed / unreachable as the source's status (keeping the last good data), and parses with
+orjson while the cyclic GC is paused (the GC, not JSON, dominates parsing many small objects).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import orjson
+
+from diagnostics.snapshot import SourceState, SourceStatus
+from gputui import ingest
+from gputui.kubeapi import Api, KubeError, Unreachable
+from gputui.resources import RESOURCES, Resource
+from gputui.store import Store
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while any thread parses a large list (re-entrant across threads)."""
+    global _gc_depth
+    with _gc_lock:
+        _gc_depth += 1
+        if _gc_depth == 1:
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0:
+                gc.enable()
+
+
+class Gone(Exception):
+    """The watch's resourceVersion fell out of the server's history: relist."""
+
+
+def forbidden_detail(res: Resource, verb: str = "list") -> str:
+    return f"{verb} {res.qualified}"
+
+
+def status_for_error(res: Resource, exc: KubeError, verb: str = "list") -> SourceStatus:
+    if exc.status == 403:
+        return SourceStatus(res.source, SourceState.FORBIDDEN, forbidden_detail(res, verb))
+    if exc.status == 404 and res.crd:
+        return SourceStatus(res.source, SourceState.ABSENT, f"CRD {res.qualified} not found")
+    if isinstance(exc, Unreachable):
+        return SourceStatus(res.source, SourceState.UNREACHABLE, exc.message)
+    return SourceStatus(res.source, SourceState.UNREACHABLE, f"HTTP {exc.status} {exc.reason}: {exc.message}"[:300])
+
+
+def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field_selector: str | None = None,
+                 label_selector: str | None = None, page_size: int = 500,
+                 timeout: float = 30.0) -> tuple[list[Any], str]:
+    """All records of a resource (paged), and the list's resourceVersion to watch from."""
+    records: list[Any] = []
+    cont: str | None = None
+    rv = ""
+    build = ingest.RECORD_BUILDERS[res.source]
+    kind = ingest.KIND_OF_SOURCE[res.source]
+    while True:
+        query: list[tuple[str, Any]] = [("limit", page_size)]
+        if cont:
+            query.append(("continue", cont))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        raw = _get_raw(api, res.path(namespace), query, timeout)
+        with gc_paused():
+            body = orjson.loads(raw)
+            items = body.get("items") or []
+            records.extend(build(ingest.project(kind, o)) for o in items if isinstance(o, dict))
+            del body["items"]
+        meta = body.get("metadata") or {}
+        rv = meta.get("resourceVersion") or rv
+        cont = meta.get("continue")
+        if not cont:
+            return records, rv
+
+
+def _get_raw(api: Api, path: str, query: list[tuple[str, Any]], timeout: float) -> bytes:
+    return api.get_bytes(path, query, timeout=timeout)
+
+
+class Informer:
+    """One resource kept current in the Store by a daemon thread."""
+
+    def __init__(self, api: Api, source: str, store: Store, *, watch_timeout: int = 55,
+                 page_size: int = 500, max_backoff: float = 10.0,
+                 on_event: Callable[[str], None] | None = None) -> None:
+        self.api = api
+        self.res = RESOURCES[source]
+        self.store = store
+        self.watch_timeout = watch_timeout
+        self.page_size = page_size
+        self.max_backoff = max_backoff
+        self.on_event = on_event
+        self.stop_event = threading.Event()
+        self.relists = 0
+        self.reconnects = 0
+        self._thread = threading.Thread(target=self._run, name=f"informer-{source}", daemon=True)
+        self._build = ingest.RECORD_BUILDERS[source]
+        self._kind = ingest.KIND_OF_SOURCE[source]
+
+    def start(self) -> Informer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def _run(self) -> None:
+        failures = 0
+        rv = ""
+        while not self.stop_event.is_set():
+            try:
+                if not rv:
+                    records, rv = list_objects(self.api, self.res, page_size=self.page_size)
+                    self.store.replace(self.res.source, records)
+                    self.relists += 1
+                rv = self._watch(rv)
+                failures = 0
+            except Gone:
+                rv = ""
+                continue
+            except KubeError as exc:
+                st = status_for_error(self.res, exc, "watch" if rv else "list")
+                self.store.set_status(st)
+                failures += 1
+                self.reconnects += 1
+                if exc.status == 429:
+                    delay = 1.0
+                elif st.state in (SourceState.FORBIDDEN, SourceState.ABSENT):
+                    # Permissions and CRDs change rarely; look again later, from a fresh list.
+                    rv = ""
+                    delay = 30.0
+                else:
+                    delay = min(self.max_backoff, 0.2 * 2 ** min(failures, 8)) * (0.5 + random.random())
+                    if exc.status and exc.status >= 500:
+                        rv = rv  # keep watching from where we were
+                self.stop_event.wait(delay)
+            except Exception as exc:  # a malformed answer must not kill the informer
+                self.store.set_status(SourceStatus(self.res.source, SourceState.UNREACHABLE,
+                                                   f"{type(exc).__name__}: {exc}"[:300]))
+                failures += 1
+                rv = ""
+                self.stop_event.wait(min(self.max_backoff, 0.2 * 2 ** min(failures, 8)))
+
+    def _watch(self, rv: str) -> str:
+        query: list[tuple[str, Any]] = [("watch", "true"), ("resourceVersion", rv),
+                                        ("allowWatchBookmarks", "true"),
+                                        ("timeoutSeconds", self.watch_timeout)]
+        for line in self.api.stream(self.res.path(), query, read_timeout=self.watch_timeout + 15):
+            if self.stop_event.is_set():
+                break
+            try:
+                ev = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                break  # a torn line: the stream dropped mid-event; re-watch from the last good rv
+            etype = ev.get("type")
+            obj = ev.get("object") or {}
+            if etype == "ERROR":
+                if obj.get("code") == 410:
+                    raise Gone()
+                raise KubeError(int(obj.get("code") or 500), str(obj.get("reason") or "Error"),
+                                str(obj.get("message") or ""))
+            new_rv = (obj.get("metadata") or {}).get("resourceVersion")
+            if etype == "BOOKMARK":
+                rv = new_rv or rv
+                self.store.touch(self.res.source)
+                continue
+            if etype in ("ADDED", "MODIFIED", "DELETED"):
+                self.store.apply(self.res.source, etype, self._build(ingest.project(self._kind, obj)))
+                rv = new_rv or rv
+                if self.on_event is not None:
+                    self.on_event(self.res.source)
+        return rv
+
+
+def start_informers(api: Api, store: Store, sources: tuple[str, ...] | None = None,
+                    **kwargs: Any) -> list[Informer]:
+    return [Informer(api, s, store, **kwargs).start() for s in (sources or tuple(RESOURCES))]

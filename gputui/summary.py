@@ -1,0 +1,46 @@
+"""Plain (non-TUI) summary of a snapshot: GPU nodes, NodeClaims, pending GPU pods, top findings."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from diagnostics.model import Report
+from diagnostics.snapshot import Snapshot
+from gputui import rows
+from gputui.output.text import SEVERITY_STYLE
+
+
+def _table(title: str, columns: tuple[str, ...], data: list[rows.Row]) -> Table:
+    t = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False,
+              header_style="bold dim")
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    for r in data:
+        t.add_row(*r.cells)
+    if not data:
+        t.add_row("(none)", *([""] * (len(columns) - 1)))
+    return t
+
+
+def render_summary(snap: Snapshot, report: Report, console: Console) -> None:
+    ctx = snap.cluster.get("context", "")
+    console.print(Text.assemble(("gputui ", "bold"), f"{ctx} ", (f"{snap.taken_at:%Y-%m-%d %H:%M:%SZ}", "dim")))
+    console.print(_table("GPU nodes", rows.NODE_COLUMNS, rows.node_rows(snap, report)))
+    console.print()
+    console.print(_table("NodeClaims", rows.CLAIM_COLUMNS, rows.claim_rows(snap, report)))
+    console.print()
+    console.print(_table("Pending GPU pods", rows.PENDING_COLUMNS, rows.pending_rows(snap, report)))
+    console.print()
+    console.print(_table("NodePools", rows.POOL_COLUMNS, rows.pool_rows(snap, report)))
+    console.print()
+    findings = report.findings
+    console.print(Text(f"Findings ({len(findings)})", style="bold"))
+    for f in findings[:15]:
+        sev = f.severity
+        assert sev is not None
+        console.print(Text.assemble((f"{sev.label.upper():8}", SEVERITY_STYLE[sev]), f" {f.check:30} ",
+                                    (str(f.subject), "bold"), f"  {f.title}"))
+    if len(findings) > 15:
+        console.print(Text(f"... {len(findings) - 15} more: gputui diagnose", style="dim"))

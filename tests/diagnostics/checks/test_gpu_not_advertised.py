@@ -1,0 +1,118 @@
+"""gpu-not-advertised: scenario A of karpenter-scenarios.md, plus the passing and skipped cases."""
+
+from __future__ import annotations
+
+from diagnostics import CheckStatus, ObjectRef, Severity, run
+from diagnostics.snapshot import SourceState
+from tests.builders import snapshot
+
+NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: ip-10-0-12-34.ec2.internal
+  creationTimestamp: "2026-08-21T09:40:00Z"
+  labels:
+    karpenter.sh/nodepool: gpu
+    karpenter.sh/registered: "true"
+    node.kubernetes.io/instance-type: g5.2xlarge
+    karpenter.k8s.aws/instance-gpu-count: "1"
+    karpenter.k8s.aws/instance-gpu-name: a10g
+spec:
+  providerID: aws:///us-east-1b/i-0abc123def4567890
+  taints:
+  - {key: nvidia.com/gpu, value: "true", effect: NoSchedule}
+  - {key: dedicated, value: ml-training, effect: NoSchedule}
+status:
+  conditions: [{type: Ready, status: "True", reason: KubeletReady}]
+  capacity: {cpu: "8", memory: 32Gi, pods: "58"}
+  allocatable: {cpu: 7910m, memory: 30Gi, pods: "58"}
+"""
+
+CLAIM = """
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: gpu-7xk2q
+  labels: {karpenter.sh/nodepool: gpu}
+spec:
+  resources: {requests: {nvidia.com/gpu: "1"}}
+status:
+  nodeName: ip-10-0-12-34.ec2.internal
+  providerID: aws:///us-east-1b/i-0abc123def4567890
+  conditions:
+  - {type: Launched, status: "True", reason: Launched}
+  - {type: Registered, status: "True", reason: Registered}
+  - type: Initialized
+    status: Unknown
+    reason: ResourceNotRegistered
+    message: Resource "nvidia.com/gpu" was requested but not registered
+    lastTransitionTime: "2026-08-21T09:41:00Z"
+"""
+
+PLUGIN = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-device-plugin-daemonset, namespace: gpu-operator}
+spec:
+  selector: {matchLabels: {name: nvidia-device-plugin-ds}}
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers: [{name: nvidia-device-plugin-ctr, image: nvcr.io/nvidia/k8s-device-plugin:v0.17.0}]
+status: {desiredNumberScheduled: 3, numberReady: 3}
+"""
+
+
+def test_fails_naming_the_untolerated_taint() -> None:
+    report = run(snapshot(NODE, CLAIM, PLUGIN), only=["gpu-not-advertised"])
+    (result,) = report.results
+    assert result.status is CheckStatus.FAILED
+    (f,) = result.findings
+    assert f.code == "GT201"
+    assert f.severity is Severity.ERROR
+    assert f.subject == ObjectRef("Node", "ip-10-0-12-34.ec2.internal")
+    assert "does not tolerate taint dedicated=ml-training:NoSchedule" in f.title
+    paths = {e.path: e for e in f.evidence}
+    assert paths["status.conditions[Initialized]"].value["reason"] == "ResourceNotRegistered"
+    assert paths["spec.taints"].value == ["dedicated=ml-training:NoSchedule"]
+    assert any("patch daemonset nvidia-device-plugin-daemonset" in c for c in f.remediation.commands)
+
+
+def test_passes_when_gpus_are_advertised() -> None:
+    healthy = NODE.replace('allocatable: {cpu: 7910m,', 'allocatable: {nvidia.com/gpu: "1", cpu: 7910m,')
+    (result,) = run(snapshot(healthy, CLAIM, PLUGIN), only=["gpu-not-advertised"]).results
+    assert result.status is CheckStatus.PASSED
+    assert result.examined == 1
+
+
+def test_crashlooping_plugin_is_named() -> None:
+    no_taint = NODE.replace("  - {key: dedicated, value: ml-training, effect: NoSchedule}\n", "")
+    pod = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nvidia-device-plugin-daemonset-x7k2p
+  namespace: gpu-operator
+  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: nvidia-device-plugin-daemonset, uid: u1}]
+spec: {nodeName: ip-10-0-12-34.ec2.internal, containers: [{name: nvidia-device-plugin-ctr, image: x}]}
+status:
+  phase: Running
+  containerStatuses:
+  - name: nvidia-device-plugin-ctr
+    ready: false
+    restartCount: 14
+    state: {waiting: {reason: CrashLoopBackOff, message: back-off 5m0s restarting failed container}}
+    lastState: {terminated: {exitCode: 1, reason: Error}}
+"""
+    (result,) = run(snapshot(no_taint, CLAIM, PLUGIN, pod), only=["gpu-not-advertised"]).results
+    (f,) = result.findings
+    assert "CrashLoopBackOff, 14 restarts" in f.title
+    assert any(c.startswith("kubectl logs -n gpu-operator nvidia-device-plugin-daemonset-x7k2p") for c in
+               f.remediation.commands)
+
+
+def test_skipped_when_nodes_are_forbidden() -> None:
+    (result,) = run(snapshot(NODE, sources={"nodes": SourceState.FORBIDDEN}), only=["gpu-not-advertised"]).results
+    assert result.status is CheckStatus.SKIPPED
+    assert "nodes: forbidden" in result.reason

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from diagnostics.model import CheckResult, CheckStatus, Finding, Report, Severity
-from diagnostics.registry import CheckSpec, iter_checks
+from diagnostics.registry import LOAD_ERRORS, CheckSpec, iter_checks
 from diagnostics.snapshot import Snapshot
 
 
@@ -13,7 +13,9 @@ def run(snapshot: Snapshot, only: Iterable[str] = (), ignore: Iterable[str] = ()
     """Run the selected checks. Raises RegistryError for an unknown check name."""
     specs = list(iter_checks(only, ignore))
     snapshot.index  # noqa: B018 - build the shared index once, outside any check's error handling
-    results = tuple(run_one(spec, snapshot) for spec in specs)
+    results = tuple(run_one(spec, snapshot) for spec in specs) + tuple(
+        CheckResult(slug, "GT000", slug, CheckStatus.ERRORED, reason=f"check failed to load: {err}")
+        for slug, err in sorted(LOAD_ERRORS.items()) if not list(only))
     return Report(
         results=results,
         taken_at=snapshot.taken_at,

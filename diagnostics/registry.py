@@ -77,6 +77,9 @@ def check(*, code: str, slug: str, title: str, severity: Severity, requires: tup
 
 
 _loaded = False
+LOAD_ERRORS: dict[str, str] = {}
+"""Check modules that failed to import (slug guessed from the module name -> error). One broken
+check must not take the whole checklist down; the engine reports these as errored."""
 
 
 def _load() -> None:
@@ -87,7 +90,10 @@ def _load() -> None:
 
     for mod in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
         if not mod.name.startswith("_"):
-            importlib.import_module(f"diagnostics.checks.{mod.name}")
+            try:
+                importlib.import_module(f"diagnostics.checks.{mod.name}")
+            except Exception as exc:  # noqa: BLE001 - reported as an errored check
+                LOAD_ERRORS[mod.name.replace("_", "-")] = f"{type(exc).__name__}: {exc}"
     _loaded = True
 
 

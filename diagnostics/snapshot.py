@@ -22,6 +22,7 @@ from diagnostics.records import (
     RuntimeClass,
     accelerator_total,
 )
+from diagnostics.accelerator_counts import accelerators_for
 
 # Source names (check `requires=` and SourceStatus keys).
 KUBE_SOURCES = ("nodes", "pods", "events", "namespaces", "daemonsets", "pdbs", "runtimeclasses",
@@ -186,7 +187,8 @@ def node_should_have_gpus(node: Node, claim: NodeClaim | None = None) -> float:
 
     Karpenter (`karpenter.k8s.aws/instance-gpu-count`, `-accelerator-count`), GPU Feature Discovery
     (`nvidia.com/gpu.count`), GKE (`cloud.google.com/gke-accelerator-count`), the NodeClaim's
-    estimate (`status.capacity`) or what it was launched for (`spec.resources.requests`).
+    estimate (`status.capacity`) or what it was launched for (`spec.resources.requests`), the
+    instance type's known accelerator count, or a GPU taint on the node.
     Returns 0 when nothing says the node is a GPU node.
     """
     labels = node.labels
@@ -204,6 +206,11 @@ def node_should_have_gpus(node: Node, claim: NodeClaim | None = None) -> float:
         n = max(accelerator_total(claim.capacity), accelerator_total(claim.requests))
         if n > 0:
             return n
+    known = accelerators_for(node.instance_type)
+    if known is not None:
+        return float(known[1])
+    if any(t.key in ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron") for t in node.taints):
+        return max(1.0, accelerator_total(node.capacity))
     if labels.get("cloud.google.com/gke-accelerator") or labels.get("nvidia.com/gpu.present") == "true":
         return max(1.0, accelerator_total(node.capacity))
     return 0.0

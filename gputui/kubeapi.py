@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 import urllib3
+import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
@@ -51,7 +52,7 @@ def load(kubeconfig: str | None = None, context: str | None = None) -> tuple[cli
     if os.path.exists(path):
         try:
             contexts, active = config.list_kube_config_contexts(config_file=path)
-        except (ConfigException, OSError, ValueError, TypeError) as exc:
+        except (ConfigException, OSError, ValueError, TypeError, AttributeError, KeyError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read kubeconfig {path!r}: {_first_line(exc)}") from None
         names = [c["name"] for c in contexts or []]
         if context and context not in names:
@@ -63,7 +64,7 @@ def load(kubeconfig: str | None = None, context: str | None = None) -> tuple[cli
         try:
             config.load_kube_config(config_file=path, context=chosen["name"], client_configuration=cfg,
                                     persist_config=False)
-        except (ConfigException, OSError, ValueError, TypeError) as exc:
+        except (ConfigException, OSError, ValueError, TypeError, AttributeError, KeyError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot use context {chosen['name']!r}: {_first_line(exc)}") from None
         ns = (chosen.get("context") or {}).get("namespace") or "default"
         info = ClusterInfo(chosen["name"], cfg.host, ns)

@@ -74,6 +74,8 @@ def _why_expected(node, claim) -> str:  # type: ignore[no-untyped-def]
                 "karpenter.k8s.aws/instance-accelerator-count"):
         if node.labels.get(key):
             return f"label {key}={node.labels[key]}"
-    if claim is not None:
+    if claim is not None and (claim.capacity or claim.requests):
         return f"NodeClaim {claim.name}"
-    return "GPU labels"
+    if node.instance_type:
+        return f"instance type {node.instance_type}"
+    return "its GPU taint"

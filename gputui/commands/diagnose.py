@@ -79,5 +79,7 @@ def emit(report: Report, output: str) -> None:
 
     from gputui.output.text import render_report
 
-    console = Console(width=None if sys.stdout.isatty() else 100, soft_wrap=False)
+    tty = sys.stdout.isatty()
+    # Piped: no colour and no hard wraps, so grep and ticket pastes keep whole lines.
+    console = Console(soft_wrap=not tty, width=None if tty else 200)
     render_report(report, console)

@@ -1,0 +1,38 @@
+"""diagnostics/ stays pure, and the one-shot CLI path never imports Textual (it must start fast)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+FORBIDDEN_FOR_DIAGNOSTICS = ("gputui", "textual", "kubernetes", "boto3", "botocore", "aiohttp",
+                             "prometheus_api_client")
+
+
+def _loaded_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint('\\n'.join(sys.modules))"],
+                         capture_output=True, text=True, check=True)
+    return {m.split(".")[0] for m in out.stdout.split()}
+
+
+def test_diagnostics_imports_no_io_or_ui_library() -> None:
+    loaded = _loaded_after("import diagnostics\nfrom diagnostics.registry import all_checks\nall_checks()")
+    assert not loaded & set(FORBIDDEN_FOR_DIAGNOSTICS), loaded & set(FORBIDDEN_FOR_DIAGNOSTICS)
+
+
+def test_diagnose_path_does_not_import_textual() -> None:
+    loaded = _loaded_after(
+        "from gputui.cli import build_parser\n"
+        "import gputui.commands.diagnose, gputui.collect, gputui.output.text, gputui.output.json\n"
+        "build_parser().parse_args(['diagnose', 'pod/x'])")
+    assert "textual" not in loaded
+
+
+def test_diagnostics_source_has_no_forbidden_import_statements() -> None:
+    from pathlib import Path
+    import re
+
+    root = Path(__file__).resolve().parents[1] / "diagnostics"
+    pat = re.compile(r"^\s*(from|import)\s+(" + "|".join(FORBIDDEN_FOR_DIAGNOSTICS) + r")\b", re.M)
+    offenders = [str(p) for p in root.rglob("*.py") if pat.search(p.read_text())]
+    assert offenders == []

@@ -34,7 +34,8 @@ def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
         if expected <= 0:
             continue
         yield 1
-        if accelerator_total(node.allocatable) > 0:
+        if accelerator_total(node.allocatable) > 0 or accelerator_total(node.capacity) > 0:
+            # Registered but marked unhealthy (capacity > allocatable) is gpu-allocatable-below-capacity.
             continue
         if node.meta.deleting:
             continue

@@ -1,0 +1,170 @@
+"""A GPU node offers fewer GPUs than it has: devices marked unhealthy, or GPUs missing from the node."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from diagnostics.model import Evidence, Finding, Remediation, Severity
+from diagnostics.node_health import (
+    blast_radius,
+    clip,
+    device_plugin_pod,
+    gpu_events,
+    gpu_trouble_conditions,
+    is_bottlerocket,
+    restart_info,
+    since,
+    unhealthy_accelerators,
+    xids_in,
+)
+from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot, node_should_have_gpus
+
+# Karpenter consistency controller (core nodeclaim/consistency/nodeshape.go), Warning on the NodeClaim.
+_CONSISTENCY_RE = re.compile(r"expected (?P<want>\S+) of resource (?P<res>\S+), but found (?P<got>\S+) "
+                             r"\((?P<pct>[\d.]+)% of expected\)")
+
+
+@check(code="GT202", slug="gpu-allocatable-below-capacity", title="GPU nodes offer all their GPUs",
+       severity=Severity.ERROR, requires=("nodes",), optional=("nodeclaims", "events", "pods", "daemonsets"))
+def gpu_allocatable_below_capacity(snap: Snapshot) -> Iterator[Finding | int]:
+    """A GPU node's `status.allocatable` has fewer accelerators than its capacity or its instance type.
+
+    Why it matters:
+    When a GPU faults (usually an Xid such as 79 "fallen off the bus" or 48 double-bit ECC), the
+    NVIDIA device plugin reports it Unhealthy and the kubelet drops it from allocatable while
+    keeping it in capacity. The plugin never marks it healthy again until its pod restarts, so
+    the node silently runs short: 8-GPU pods stay Pending and Karpenter, seeing a "full" node,
+    may launch another expensive one. A GPU missing from capacity too is gone from the PCIe bus.
+
+    Fix:
+    Run `gputui debug node/NAME` to see which GPU is faulty and its Xid. If the GPU is healthy
+    again, restart the device-plugin pod on that node (running GPU pods are not touched). If it
+    is gone or keeps faulting, cordon and drain the node and let Karpenter replace it.
+    """
+    idx = snap.index
+    for node in snap.nodes:
+        claim = idx.nodeclaim_by_node.get(node.name)
+        expected = node_should_have_gpus(node, claim)
+        cap_total = accelerator_total(node.capacity)
+        if expected <= 0 and cap_total <= 0:
+            continue
+        yield 1
+        if node.meta.deleting:
+            continue
+        alloc_total = accelerator_total(node.allocatable)
+        unhealthy = unhealthy_accelerators(node)
+        missing = expected - cap_total if expected > cap_total and cap_total > 0 else 0.0
+        if not unhealthy and not missing:
+            continue
+        yield _finding(snap, node, claim, expected, cap_total, alloc_total, unhealthy, missing)
+
+
+def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, expected: float, cap_total: float,
+             alloc_total: float, unhealthy: dict[str, float], missing: float) -> Finding:
+    usable = alloc_total
+    should = max(expected, cap_total)
+    ev: list[Evidence] = [
+        Evidence.field(node.ref, "status.capacity", accelerators(node.capacity) or "no accelerator resources",
+                       note="devices the device plugin registered (unhealthy ones stay here)"),
+        Evidence.field(node.ref, "status.allocatable", accelerators(node.allocatable) or "no accelerator resources",
+                       note=(f"{sum(unhealthy.values()):g} device(s) withheld as unhealthy" if unhealthy
+                             else "matches capacity")),
+    ]
+    if missing:
+        ev.append(Evidence.field(node.ref, _expected_path(node, claim), f"{expected:g}",
+                                 note=f"the instance should have {expected:g} GPUs; only {cap_total:g} are registered"))
+    causes: list[str] = []
+    if unhealthy:
+        n = sum(unhealthy.values())
+        causes.append(f"{n:g} GPU(s) marked unhealthy by the device plugin")
+    if missing:
+        causes.append(f"{missing:g} GPU(s) missing from the node")
+
+    # Karpenter's consistency check compares node capacity with the NodeClaim's (every 10 min, <90% -> Warning).
+    if claim is not None:
+        for e in reversed(snap.index.events("NodeClaim", claim.name)):
+            if e.reason == "FailedConsistencyCheck":
+                m = _CONSISTENCY_RE.search(e.message)
+                ev.append(Evidence.event(claim.ref, e.reason, clip(e.message), e.count, snap.age(e.last_seen),
+                                         type_=e.type,
+                                         note=(f"Karpenter expected {m['want']} {m['res']}, node has {m['got']}"
+                                               if m else "")))
+                break
+        consistent = claim.condition("ConsistentStateFound")
+        if consistent is not None and consistent.status == "False":
+            ev.append(Evidence.condition(claim.ref, consistent.as_dict(), snap.age(consistent.last_transition)))
+
+    xids: list[int] = []
+    for c in gpu_trouble_conditions(node):
+        ev.append(Evidence.condition(node.ref, c.as_dict(), snap.age(c.last_transition),
+                                     note=f"since {since(snap, c.last_transition)}"))
+        xids += xids_in(c.reason, c.message)
+    for e in gpu_events(snap, node.name):
+        ev.append(Evidence.event(node.ref, e.reason, clip(e.message), e.count, snap.age(e.last_seen), type_=e.type))
+        xids += xids_in(e.reason, e.message)
+
+    commands: list[str] = [f"gputui debug node/{node.name}"]
+    plugin, ds = device_plugin_pod(snap, node)
+    if plugin is not None:
+        info = restart_info(snap, plugin)
+        ev.append(Evidence.field(plugin.ref, "status.containerStatuses", info,
+                                 note="the plugin re-registers GPUs as healthy only when this pod restarts"))
+        restart = f"kubectl -n {plugin.namespace} delete pod {plugin.name}"
+        plugin_text = f"restart the device-plugin pod {plugin.namespace}/{plugin.name}"
+    elif ds is not None and ds.selector:
+        sel = ",".join(f"{k}={v}" for k, v in ds.selector.items())
+        restart = (f"kubectl -n {ds.meta.namespace} delete pod -l {sel} "
+                   f"--field-selector spec.nodeName={node.name}")
+        plugin_text = f"restart the {ds.meta.name} pod on this node"
+    elif is_bottlerocket(node):
+        restart = ""
+        plugin_text = "the device plugin is a Bottlerocket host service here: reboot or replace the node"
+        ev.append(Evidence.field(node.ref, "status.nodeInfo.osImage", "Bottlerocket",
+                                 note="no device-plugin pod to restart"))
+    else:
+        restart = f"kubectl get pods -A -o wide --field-selector spec.nodeName={node.name} | grep -i device-plugin"
+        plugin_text = "restart the device-plugin pod on this node"
+    if restart:
+        commands.append(restart)
+
+    radius = blast_radius(snap, node, claim)
+    drain = [f"kubectl cordon {node.name}",
+             f"kubectl drain {node.name} --ignore-daemonsets --delete-emptydir-data"]
+    if claim is not None:
+        drain.append(f"kubectl delete nodeclaim {claim.name}")
+    commands += drain
+    replace = "let Karpenter replace it" if claim is not None else "replace it"
+    if missing and not unhealthy:
+        text = (f"{missing:g} GPU(s) are not visible to the driver at all: restarting the device plugin will not "
+                f"bring them back. Confirm with `gputui debug node/{node.name}`, then cordon, drain and replace the "
+                f"node. Blast radius of draining: {radius.describe()}.")
+    else:
+        text = (f"Confirm the faulty GPU and its Xid with `gputui debug node/{node.name}`. If nvidia-smi shows it "
+                f"healthy again, {plugin_text} (running GPU pods keep their GPUs; nothing is evicted). If the GPU "
+                f"is gone or faults again, cordon and drain the node and {replace}. Blast radius "
+                f"of draining: {radius.describe()}.")
+    xid_note = f" after Xid {', '.join(str(x) for x in sorted(set(xids)))}" if xids else ""
+    kind = node.instance_type or "GPU node"
+    unit = "GPUs" if set(accelerators(node.capacity)) <= {"nvidia.com/gpu", "amd.com/gpu"} else "accelerator devices"
+    title = (f"{node.name} ({kind}) offers {usable:g} of {should:g} {unit}: "
+             + " and ".join(causes) + xid_note)
+    return Finding(
+        subject=node.ref,
+        title=title,
+        evidence=tuple(ev),
+        remediation=Remediation(text, tuple(dict.fromkeys(commands))),
+        related=((claim.ref,) if claim else ()) + ((plugin.ref,) if plugin else ()) + radius.refs,
+    )
+
+
+def _expected_path(node: Node, claim: NodeClaim | None) -> str:
+    for key in ("karpenter.k8s.aws/instance-gpu-count", "nvidia.com/gpu.count",
+                "cloud.google.com/gke-accelerator-count", "karpenter.k8s.aws/instance-accelerator-count"):
+        if node.labels.get(key):
+            return f"metadata.labels[{key}]"
+    if claim is not None:
+        return f"nodeclaim/{claim.name} status.capacity"
+    return "expected GPU count"

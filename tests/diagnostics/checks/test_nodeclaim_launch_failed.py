@@ -1,0 +1,173 @@
+"""nodeclaim-launch-failed: provider launch errors mapped to fixes; ICE and fresh claims left alone."""
+
+from __future__ import annotations
+
+from diagnostics import CheckStatus, ObjectRef, Severity, run
+from diagnostics.snapshot import SourceState
+from tests.builders import snapshot
+
+CHECK = "nodeclaim-launch-failed"
+
+POOL_AND_CLASS = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu-inference}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu-al2023}
+status:
+  conditions:
+  - {type: Ready, status: "True", reason: Ready}
+  - {type: NodeRegistrationHealthy, status: "False", reason: SecurityGroupSubnetVPCMismatch,
+     message: Security groups and subnets must be in the same VPC., lastTransitionTime: "2026-08-21T09:40:00Z"}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: gpu-al2023}
+spec:
+  role: KarpenterNodeRole-prod
+  amiSelectorTerms: [{alias: al2023@latest}]
+status:
+  subnets:
+  - {id: subnet-0a1b2c3d4e5f60001, zone: us-east-1a, zoneID: use1-az1}
+  - {id: subnet-0a1b2c3d4e5f60002, zone: us-east-1b, zoneID: use1-az2}
+  securityGroups: [{id: sg-0f9e8d7c6b5a40321, name: eks-cluster-sg-legacy}]
+  conditions: [{type: Ready, status: "True", reason: Ready}]
+"""
+
+
+def claim(name: str, created: str, launched: str, extra_meta: str = "") -> str:
+    return f"""
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: {name}
+  creationTimestamp: "{created}"
+  labels: {{karpenter.sh/nodepool: gpu-inference, node.kubernetes.io/instance-type: g6.2xlarge}}
+{extra_meta}spec:
+  nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu-al2023}}
+  resources: {{requests: {{nvidia.com/gpu: "1"}}}}
+status:
+  conditions:
+  - {launched}
+  - {{type: Registered, status: Unknown, reason: AwaitingReconciliation, message: object is awaiting reconciliation,
+     lastTransitionTime: "{created}"}}
+"""
+
+
+MISMATCH = claim("gpu-inference-k4n7w", "2026-08-21T09:57:00Z",
+                 '{type: Launched, status: Unknown, reason: SecurityGroupSubnetVPCMismatch, '
+                 'message: Security groups and subnets must be in the same VPC., '
+                 'lastTransitionTime: "2026-08-21T09:57:00Z"}')
+
+NOMINATED = """
+apiVersion: v1
+kind: Pod
+metadata: {name: whisper-asr-5d8f7-lq2xv, namespace: speech}
+spec:
+  containers: [{name: asr, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+status:
+  phase: Pending
+  conditions: [{type: PodScheduled, status: "False", reason: Unschedulable}]
+---
+apiVersion: v1
+kind: Event
+metadata: {name: whisper-asr-5d8f7-lq2xv.17e0c, namespace: speech}
+involvedObject: {kind: Pod, namespace: speech, name: whisper-asr-5d8f7-lq2xv}
+reason: Nominated
+message: "Pod should schedule on: nodeclaim/gpu-inference-k4n7w"
+type: Normal
+source: {component: karpenter}
+count: 1
+lastTimestamp: "2026-08-21T09:57:01Z"
+"""
+
+
+def test_vpc_mismatch_is_mapped_to_its_fix_with_waiting_pods() -> None:
+    (result,) = run(snapshot(POOL_AND_CLASS, MISMATCH, NOMINATED), only=[CHECK]).results
+    assert result.status is CheckStatus.FAILED
+    (f,) = result.findings
+    assert f.code == "GT301"
+    assert f.severity is Severity.ERROR
+    assert f.subject == ObjectRef("NodeClaim", "gpu-inference-k4n7w")
+    assert f.title == ("NodeClaim gpu-inference-k4n7w (g6.2xlarge) not launched for 3m: SecurityGroupSubnetVPCMismatch"
+                       " - the EC2NodeClass selects security groups and subnets in different VPCs")
+    ev = {(str(e.subject), e.path): e for e in f.evidence}
+    cond = ev[("nodeclaim/gpu-inference-k4n7w", "status.conditions[Launched]")]
+    assert cond.value == {"status": "Unknown", "reason": "SecurityGroupSubnetVPCMismatch",
+                          "message": "Security groups and subnets must be in the same VPC."}
+    timeout = ev[("nodeclaim/gpu-inference-k4n7w", "launch timeout")]
+    assert timeout.value == "3m of 5m"
+    assert "Karpenter deletes it in 2m (launch_timeout)" in timeout.note
+    assert ev[("nodepool/gpu-inference", "status.conditions[NodeRegistrationHealthy]")].value["status"] == "False"
+    assert ev[("nodeclaim/gpu-inference-k4n7w", "pods waiting for it")].value == ["speech/whisper-asr-5d8f7-lq2xv"]
+    assert ObjectRef("Pod", "whisper-asr-5d8f7-lq2xv", "speech") in f.related
+    cmds = f.remediation.commands
+    assert cmds[0].startswith("kubectl get ec2nodeclass gpu-al2023 -o jsonpath=")
+    # The resolved IDs from the EC2NodeClass status are filled in, ready to paste.
+    assert cmds[1] == ("aws ec2 describe-subnets --subnet-ids subnet-0a1b2c3d4e5f60001 subnet-0a1b2c3d4e5f60002 "
+                       "--query 'Subnets[].[SubnetId,VpcId]' --output text")
+    assert cmds[2].startswith("aws ec2 describe-security-groups --group-ids sg-0f9e8d7c6b5a40321 ")
+
+
+def test_launch_failed_raw_error_is_classified_from_its_text() -> None:
+    raw = ("creating instance, with fleet error(s), UnauthorizedOperation: You are not authorized to perform this "
+           "operation. User: arn:aws:sts::111122223333:assumed-role/KarpenterController/1755770000 is not authorized "
+           "to perform: ec2:CreateFleet with an explicit deny in a service control policy. Encoded authorization "
+           "failure message: " + "Zm9vYmFy" * 80)
+    c = claim("gpu-inference-z8v3q", "2026-08-21T09:51:00Z",
+              f'{{type: Launched, status: Unknown, reason: LaunchFailed, message: "{raw}", '
+              f'lastTransitionTime: "2026-08-21T09:51:00Z"}}')
+    (result,) = run(snapshot(POOL_AND_CLASS, c), only=[CHECK]).results
+    (f,) = result.findings
+    assert "not launched for 9m: LaunchFailed (Unauthorized) - the Karpenter controller's IAM role" in f.title
+    cond = next(e for e in f.evidence if e.path == "status.conditions[Launched]")
+    assert len(cond.value["message"]) <= 303  # Karpenter-sized, not the whole encoded blob
+    timeout = next(e for e in f.evidence if e.path == "launch timeout")
+    assert "4m past the timeout and not deleted" in timeout.note
+    assert "check that its controller runs" in f.remediation.text
+
+
+def test_awaiting_reconciliation_for_minutes_means_karpenter_is_not_launching() -> None:
+    c = claim("gpu-inference-r2d2c", "2026-08-21T09:56:00Z",
+              '{type: Launched, status: Unknown, reason: AwaitingReconciliation, '
+              'message: object is awaiting reconciliation, lastTransitionTime: "2026-08-21T09:56:00Z"}')
+    (result,) = run(snapshot(c), only=[CHECK]).results
+    (f,) = result.findings
+    assert "AwaitingReconciliation - Karpenter has not attempted the launch" in f.title
+    assert any("app.kubernetes.io/name=karpenter" in cmd for cmd in f.remediation.commands)
+
+
+def test_launched_fresh_and_capacity_errors_are_not_reported() -> None:
+    ok = claim("gpu-inference-ok111", "2026-08-21T09:00:00Z", '{type: Launched, status: "True", reason: Launched}')
+    # Karpenter has not reached this one yet (30s old).
+    fresh = claim("gpu-inference-new22", "2026-08-21T09:59:30Z",
+                  '{type: Launched, status: Unknown, reason: AwaitingReconciliation, '
+                  'message: object is awaiting reconciliation, lastTransitionTime: "2026-08-21T09:59:30Z"}')
+    # ICE churn is spot-capacity-shortage's: the claim is being deleted and carries the ICE event.
+    ice = claim("gpu-inference-ice33", "2026-08-21T09:58:00Z",
+                '{type: Launched, status: Unknown, reason: AwaitingReconciliation, '
+                'message: object is awaiting reconciliation, lastTransitionTime: "2026-08-21T09:58:00Z"}',
+                '  deletionTimestamp: "2026-08-21T09:58:04Z"\n')
+    ice_event = """
+apiVersion: v1
+kind: Event
+metadata: {name: gpu-inference-ice33.17e0d, namespace: default}
+involvedObject: {apiVersion: karpenter.sh/v1, kind: NodeClaim, name: gpu-inference-ice33}
+reason: InsufficientCapacityError
+message: "NodeClaim gpu-inference-ice33 event: creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: There is no Spot capacity available that matches your request."
+type: Warning
+source: {component: karpenter}
+count: 1
+lastTimestamp: "2026-08-21T09:58:03Z"
+"""
+    (result,) = run(snapshot(ok, fresh, ice, ice_event), only=[CHECK]).results
+    assert result.status is CheckStatus.PASSED
+    assert result.examined == 3
+
+
+def test_skipped_when_karpenter_is_not_installed() -> None:
+    (result,) = run(snapshot(MISMATCH, sources={"nodeclaims": SourceState.ABSENT}), only=[CHECK]).results
+    assert result.status is CheckStatus.SKIPPED
+    assert result.reason.startswith("nodeclaims: not installed")

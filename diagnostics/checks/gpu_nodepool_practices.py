@@ -1,0 +1,180 @@
+"""GPU NodePools against the GPU best-practice list: taint, limits, spot for training, protected long jobs, fallback."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from diagnostics.disruption import DO_NOT_DISRUPT, do_not_disrupt_state
+from diagnostics.gpu_pools import (
+    CAPACITY_TYPE,
+    blocking_taints,
+    capacity_types,
+    is_gpu_pool,
+    on_demand_fallbacks,
+    spot_only,
+    training_reason,
+)
+from diagnostics.model import Evidence, Finding, Remediation, Severity
+from diagnostics.records import NodePool, Pod, accelerators, is_accelerator
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot
+from diagnostics.timeutil import human_age
+
+LONG_RUNNING_SECONDS = 6 * 3600.0
+"""A GPU pod running this long has real work to lose when its node goes away."""
+_STATELESS_OWNERS = ("ReplicaSet", "DaemonSet")
+
+
+@check(code="GT502", slug="gpu-nodepool-practices", title="GPU NodePools follow GPU best practices",
+       severity=Severity.INFO, requires=("nodepools",), optional=("nodes", "pods"))
+def gpu_nodepool_practices(snap: Snapshot) -> Iterator[Finding | int]:
+    """A GPU NodePool misses a GPU best practice (taint, GPU limit, on-demand for training, protection, fallback).
+
+    Why it matters:
+    Without a GPU taint, CPU pods land on GPU nodes and keep them alive. Without an
+    `nvidia.com/gpu` limit, a runaway job can buy GPUs without bound. Spot for training and
+    unprotected long-running GPU pods lose hours of work to an interruption or a consolidation.
+    A spot-only pool with no on-demand fallback stalls when spot GPU capacity runs out.
+
+    Fix:
+    Taint GPU pools (`nvidia.com/gpu=true:NoSchedule`), set `spec.limits` for accelerators,
+    use on-demand for training, annotate long jobs `karpenter.sh/do-not-disrupt: "true"` (and
+    checkpoint), and add a lower-weight on-demand NodePool next to spot-only GPU pools.
+    """
+    for pool in snap.nodepools:
+        if not is_gpu_pool(pool) or pool.meta.deleting:
+            continue
+        yield 1
+        yield from _taint(snap, pool)
+        yield from _limits(pool)
+        yield from _training_spot(pool)
+        yield from _long_running(snap, pool)
+        yield from _fallback(snap, pool)
+
+
+def _taint(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
+    if blocking_taints(pool):
+        return
+    ev = [Evidence.field(pool.ref, "spec.template.spec.taints", [str(t) for t in pool.taints] or "none",
+                         note="no NoSchedule/NoExecute taint: any pod may schedule on these GPU nodes")]
+    cpu_pods = [p for n in snap.index.nodes_by_pool.get(pool.name, ())
+                for p in snap.index.pods_by_node.get(n.name, ())
+                if not p.terminal and not p.is_daemonset and not p.wants_accelerator]
+    if cpu_pods:
+        ev.append(Evidence.field(None, f"pods without GPU requests on NodePool {pool.name} nodes", len(cpu_pods),
+                                 note=", ".join(f"{p.namespace}/{p.name}" for p in cpu_pods[:5])))
+    patch = ('[{"op":"add","path":"/spec/template/spec/taints/-","value":'
+             '{"key":"nvidia.com/gpu","value":"true","effect":"NoSchedule"}}]' if pool.taints else
+             '[{"op":"add","path":"/spec/template/spec/taints","value":'
+             '[{"key":"nvidia.com/gpu","value":"true","effect":"NoSchedule"}]}]')
+    yield Finding(
+        subject=pool.ref,
+        title=f"GPU NodePool {pool.name} has no GPU taint: CPU pods will land on (and keep alive) GPU nodes"
+              + (f" ({len(cpu_pods)} non-GPU pod(s) there now)" if cpu_pods else ""),
+        evidence=tuple(ev),
+        remediation=Remediation(
+            "Taint the pool so only pods that tolerate it (GPU pods) land there; give GPU workloads the matching "
+            "toleration (the ExtendedResourceToleration admission plugin adds it automatically where enabled). "
+            "Existing nodes keep their taints until replaced.",
+            (f"kubectl patch nodepool {pool.name} --type json -p '{patch}'",)),
+        severity=Severity.WARNING,
+        related=tuple(p.ref for p in cpu_pods[:20]),
+    )
+
+
+def _limits(pool: NodePool) -> Iterator[Finding]:
+    if any(is_accelerator(k) for k in pool.limits):
+        return
+    resource = "aws.amazon.com/neuron" if any("neuron" in t.key for t in pool.taints) else "nvidia.com/gpu"
+    usage = accelerators(pool.usage)
+    ev = [Evidence.field(pool.ref, "spec.limits", dict((pool.obj.get("spec") or {}).get("limits") or {}) or "none",
+                         note="no accelerator limit: the pool can grow without bound")]
+    if usage:
+        ev.append(Evidence.field(pool.ref, "status.resources", {k: f"{v:g}" for k, v in usage.items()},
+                                 note="accelerators in use now"))
+    body = json.dumps({"spec": {"limits": {resource: "<max>"}}})
+    yield Finding(
+        subject=pool.ref,
+        title=f"GPU NodePool {pool.name} has no {resource} limit (no GPU cost cap)",
+        evidence=tuple(ev),
+        remediation=Remediation(f"Set spec.limits.{resource} to the most GPUs this pool may ever hold.",
+                                (f"kubectl patch nodepool {pool.name} --type merge -p '{body}'",)),
+    )
+
+
+def _training_spot(pool: NodePool) -> Iterator[Finding]:
+    why = training_reason(pool)
+    if not why or "spot" not in capacity_types(pool):
+        return
+    raw = ((pool.obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("requirements") or []
+    index = next((i for i, r in enumerate(raw) if isinstance(r, dict) and r.get("key") == CAPACITY_TYPE), None)
+    cmd = (f"kubectl patch nodepool {pool.name} --type json -p '[{{\"op\":\"replace\",\"path\":"
+           f"\"/spec/template/spec/requirements/{index}\",\"value\":{{\"key\":\"{CAPACITY_TYPE}\","
+           "\"operator\":\"In\",\"values\":[\"on-demand\"]}}]'" if index is not None
+           else f"kubectl edit nodepool {pool.name}")
+    yield Finding(
+        subject=pool.ref,
+        title=f"Training GPU NodePool {pool.name} allows spot: an interruption kills the job (2-minute notice)",
+        evidence=(Evidence.field(pool.ref, f"spec.template.spec.requirements[{CAPACITY_TYPE}]",
+                                 sorted(capacity_types(pool)), note=f"training pool: {why}"),),
+        remediation=Remediation("Use on-demand (or reserved capacity) for long training runs; keep spot for "
+                                "inference and short, checkpointed jobs. do-not-disrupt does not stop spot "
+                                "interruptions.", (cmd,)),
+        severity=Severity.WARNING,
+    )
+
+
+def _long_running(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
+    consolidates = (pool.consolidation_policy != "WhenEmpty" and pool.consolidate_after.strip() != "Never")
+    at_risk: list[tuple[Pod, str]] = []
+    for node in snap.index.nodes_by_pool.get(pool.name, ()):
+        spot = node.capacity_type == "spot"
+        for p in snap.index.pods_by_node.get(node.name, ()):
+            if p.terminal or not p.wants_accelerator or p.is_daemonset:
+                continue
+            if any(o.get("kind") in _STATELESS_OWNERS for o in p.meta.owners):
+                continue  # Deployment replicas: stateless, rescheduling is fine
+            age = snap.age(p.started or p.meta.created)
+            if age is None or age < LONG_RUNNING_SECONDS:
+                continue
+            protected, _ = do_not_disrupt_state(p, snap.taken_at)
+            if spot:
+                at_risk.append((p, f"on spot node {node.name} for {human_age(age)}"
+                                   + (" (do-not-disrupt does not stop spot interruption)" if protected else "")))
+            elif consolidates and not protected:
+                at_risk.append((p, f"running {human_age(age)} on {node.name}, pool consolidates "
+                                   f"{pool.consolidation_policy}, no {DO_NOT_DISRUPT}"))
+    if not at_risk:
+        return
+    ev = tuple(Evidence.field(p.ref, "status.startTime", p.started.strftime("%Y-%m-%dT%H:%M:%SZ")
+                              if p.started else None, note=why) for p, why in at_risk[:10])
+    cmds = [f"kubectl annotate pod -n {p.namespace} {p.name} {DO_NOT_DISRUPT}=true"
+            for p, why in at_risk[:5] if "spot" not in why]
+    yield Finding(
+        subject=pool.ref,
+        title=f"{len(at_risk)} long-running GPU pod(s) on NodePool {pool.name} can be interrupted or consolidated "
+              f"away: {at_risk[0][0].namespace}/{at_risk[0][0].name}",
+        evidence=ev,
+        remediation=Remediation(
+            f'Annotate long jobs {DO_NOT_DISRUPT}: "true" in the pod template (blocks consolidation and drift, not '
+            "spot interruption or expiry), run them on on-demand capacity, and checkpoint.", tuple(cmds)),
+        severity=Severity.WARNING,
+        related=tuple(p.ref for p, _ in at_risk),
+    )
+
+
+def _fallback(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
+    if not spot_only(pool) or on_demand_fallbacks(snap, pool):
+        return
+    yield Finding(
+        subject=pool.ref,
+        title=f"Spot-only GPU NodePool {pool.name} has no on-demand fallback NodePool",
+        evidence=(Evidence.field(pool.ref, f"spec.template.spec.requirements[{CAPACITY_TYPE}]", ["spot"]),
+                  Evidence.absence(None, "NodePool allowing on-demand GPU instances with the same or fewer taints",
+                                   note="when spot GPU capacity runs out, pods wait")),
+        remediation=Remediation(
+            f"Add a NodePool with the same requirements and taints but {CAPACITY_TYPE} In [on-demand] and a lower "
+            f"weight than {pool.name} ({pool.weight}); Karpenter tries the higher weight first.",
+            (f"kubectl get nodepool {pool.name} -o yaml",)),
+    )

@@ -1,0 +1,329 @@
+"""Why Karpenter will not disrupt a node: do-not-disrupt, PDBs, budgets, policy, and its own events."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from croniter import croniter
+
+from diagnostics.matching import selector_matches
+from diagnostics.model import Evidence, ObjectRef
+from diagnostics.records import Budget, Event, Node, NodeClaim, NodePool, Pdb, Pod
+from diagnostics.snapshot import Snapshot
+from diagnostics.timeutil import budget_active, human_age, parse_go_duration
+
+DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
+EVENT_MAX_AGE = timedelta(hours=1)
+"""Disruption events older than this describe a state that may have passed."""
+
+# Event texts, current and older generations (core statenode.go / disruption/types.go / events.go).
+_POD_REF = re.compile(r'\(Pod=([^/\s)]+)/([^\s)]+)\)|[Pp]od "([^"/]+)/([^"]+)"')
+_PDB_REF = re.compile(r"PodDisruptionBudget(?:\(s\))?=\[?([^\])]+)\]?|PDB \"([^\"]+)\"")
+_TAINT_PATCH = ("kubectl patch nodepool {pool} --type merge -p '{{\"spec\":{{\"template\":{{\"spec\":{{\"taints\":"
+                "[{{\"key\":\"nvidia.com/gpu\",\"value\":\"true\",\"effect\":\"NoSchedule\"}}]}}}}}}}}'")
+_POOL_BUDGET = re.compile(r"No allowed disruptions(?: for disruption reason (\w+))? due to blocking budget")
+
+
+@dataclass(frozen=True, slots=True)
+class Blocker:
+    """One reason a node stays: what, the evidence, the fix, and the objects involved."""
+
+    kind: str
+    """pod-annotation | node-annotation | pdb | budget | consolidate-never | when-empty | unconsolidatable | event."""
+    summary: str
+    evidence: tuple[Evidence, ...]
+    fix: str
+    commands: tuple[str, ...] = ()
+    refs: tuple[ObjectRef, ...] = ()
+
+
+@dataclass
+class NodeDisruption:
+    """The disruption-relevant facts about one node, gathered once."""
+
+    node: Node
+    claim: NodeClaim | None
+    pool: NodePool | None
+    pods: list[Pod]
+    """Active (non-terminal) pods bound to the node."""
+    blockers: list[Blocker] = field(default_factory=list)
+
+    @property
+    def workload_pods(self) -> list[Pod]:
+        """Pods Karpenter would have to reschedule (not DaemonSet, not mirror)."""
+        return [p for p in self.pods if not p.is_daemonset and not _is_mirror(p)]
+
+    @property
+    def empty(self) -> bool:
+        return not self.workload_pods
+
+
+def _is_mirror(pod: Pod) -> bool:
+    return "kubernetes.io/config.mirror" in pod.meta.annotations or any(
+        o.get("kind") == "Node" for o in pod.meta.owners)
+
+
+def _recent(snap: Snapshot, e: Event) -> bool:
+    when = e.last_seen or e.first_seen
+    return when is not None and snap.taken_at - when <= EVENT_MAX_AGE
+
+
+def do_not_disrupt_state(pod: Pod, now: datetime) -> tuple[bool, str]:
+    """(blocks now?, explanation) for a pod's karpenter.sh/do-not-disrupt annotation.
+
+    "true" blocks indefinitely; a Go duration blocks until pod start + duration; anything else
+    is ignored by Karpenter (it emits InvalidDoNotDisruptAnnotation).
+    """
+    raw = pod.meta.annotations.get(DO_NOT_DISRUPT)
+    if raw is None:
+        return False, ""
+    if raw == "true":
+        return True, '"true": blocks voluntary disruption indefinitely'
+    seconds = parse_go_duration(raw)
+    if seconds is None:
+        return False, f"{raw!r} is not \"true\" or a duration: Karpenter ignores it"
+    if pod.started is None:
+        return True, f"{raw}: grace period counts from pod start, which is unknown"
+    until = pod.started + timedelta(seconds=seconds)
+    stamp = until.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if now >= until:
+        return False, f"{raw} from pod start: elapsed at {stamp} ({human_age((now - until).total_seconds())} ago)"
+    return True, f"{raw} from pod start: blocks until {stamp} (in {human_age((until - now).total_seconds())})"
+
+
+def budget_window_end(b: Budget, now: datetime) -> datetime | None:
+    dur = parse_go_duration(b.duration)
+    if not b.schedule or dur is None:
+        return None
+    try:
+        last = croniter(b.schedule, now).get_prev(datetime)
+    except (ValueError, KeyError):
+        return None
+    return last + timedelta(seconds=dur)
+
+
+def zero_budgets(pool: NodePool, reason: str, now: datetime) -> list[tuple[int, Budget, bool | None]]:
+    """Budgets allowing 0 disruptions for `reason` (Empty/Underutilized) that are in force at `now`.
+
+    Returns (index, budget, active) where active None means the schedule cannot be parsed; Karpenter
+    fails closed on that (0 allowed), so it blocks too.
+    """
+    out = []
+    for i, b in enumerate(pool.budgets):
+        if b.nodes.strip() not in ("0", "0%"):
+            continue
+        if b.reasons and reason not in b.reasons:
+            continue
+        active = True if not b.schedule else budget_active(b.schedule, b.duration, now)
+        if active is not False:
+            out.append((i, b, active))
+    return out
+
+
+def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
+    """Every reason found in the snapshot why Karpenter leaves this node alone."""
+    now = snap.taken_at
+    node = nd.node
+    out: list[Blocker] = []
+    seen_pods: set[tuple[str, str]] = set()
+    seen_pdbs: set[str] = set()
+
+    # Node annotation: only the exact value "true" blocks.
+    if node.meta.annotations.get(DO_NOT_DISRUPT) == "true":
+        out.append(Blocker(
+            "node-annotation", f'node annotated {DO_NOT_DISRUPT}="true"',
+            (Evidence.field(node.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]", "true"),),
+            "Remove the node annotation (it may come from the NodePool's template annotations).",
+            (f"kubectl annotate node {node.name} {DO_NOT_DISRUPT}-",), (node.ref,)))
+
+    # Pod annotations.
+    for p in nd.pods:
+        blocks, why = do_not_disrupt_state(p, now)
+        if DO_NOT_DISRUPT not in p.meta.annotations or not blocks:
+            continue
+        seen_pods.add((p.namespace, p.name))
+        out.append(Blocker(
+            "pod-annotation", f"pod {p.namespace}/{p.name} has {DO_NOT_DISRUPT}={p.meta.annotations[DO_NOT_DISRUPT]}",
+            (Evidence.field(p.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]", p.meta.annotations[DO_NOT_DISRUPT],
+                            note=why),),
+            "Remove the annotation (or delete the pod if its work is done); if a controller template sets it, "
+            "change the template too.",
+            (f"kubectl annotate pod -n {p.namespace} {p.name} {DO_NOT_DISRUPT}- --overwrite",), (p.ref,)))
+
+    # PDBs with no disruptions left that select a pod here.
+    pdbs_by_ns: dict[str, list[Pdb]] = {}
+    for pdb in snap.pdbs:
+        pdbs_by_ns.setdefault(pdb.meta.namespace or "", []).append(pdb)
+    for p in nd.pods:
+        for pdb in pdbs_by_ns.get(p.namespace, ()):
+            if pdb.disruptions_allowed != 0 or not pdb.selector or not selector_matches(pdb.selector, p.meta.labels):
+                continue
+            key = f"{pdb.meta.namespace}/{pdb.meta.name}"
+            if key in seen_pdbs:
+                continue
+            seen_pdbs.add(key)
+            out.append(_pdb_blocker(pdb, p))
+
+    # NodePool-level reasons.
+    pool = nd.pool
+    if pool is not None:
+        reason = "Empty" if nd.empty else "Underutilized"
+        pool_event = next((e for e in reversed(snap.index.events("NodePool", pool.name))
+                           if _recent(snap, e) and (m := _POOL_BUDGET.search(e.message))
+                           and m.group(1) in (None, reason)), None)
+        event_ev = (Evidence.event(pool.ref, pool_event.reason, pool_event.message, pool_event.count,
+                                   snap.age(pool_event.last_seen), type_=pool_event.type),) if pool_event else ()
+        zeros = zero_budgets(pool, reason, now)
+        for n, (i, b, active) in enumerate(zeros):
+            end = budget_window_end(b, now)
+            if active is None:
+                what = (f"budget #{i} nodes={b.nodes} has a schedule Karpenter cannot parse "
+                        f"({b.schedule!r} for {b.duration!r}): fails closed")
+            elif b.schedule:
+                what = (f"budget #{i} nodes={b.nodes} is active now (schedule {b.schedule!r} for {b.duration}"
+                        + (f", until {end.strftime('%Y-%m-%dT%H:%M:%SZ')}" if end else "") + ")")
+            else:
+                what = f"budget #{i} nodes={b.nodes} blocks {reason} disruptions at all times"
+            body = {k: v for k, v in (("nodes", b.nodes), ("schedule", b.schedule), ("duration", b.duration),
+                                      ("reasons", list(b.reasons))) if v}
+            out.append(Blocker(
+                "budget", f"NodePool {pool.name} {what}",
+                (Evidence.field(pool.ref, f"spec.disruption.budgets[{i}]", body,
+                                note=f"applies to reason {reason}; most restrictive active budget wins"),)
+                + (event_ev if n == 0 else ()),
+                "Wait for the window to end, or allow one node at a time for this reason.",
+                (f"kubectl patch nodepool {pool.name} --type json -p "
+                 f"'[{{\"op\":\"replace\",\"path\":\"/spec/disruption/budgets/{i}/nodes\",\"value\":\"1\"}}]'",),
+                (pool.ref,)))
+        if pool_event is not None and not zeros:
+            # No zero budget, yet none allowed: deleting or NotReady nodes use up the pool's budget.
+            out.append(Blocker(
+                "budget", f"NodePool {pool.name}: {pool_event.message}", event_ev,
+                "The budget is used up by nodes already being deleted or NotReady; fix or remove those first, "
+                "or raise the budget.", (f"kubectl get nodes -l karpenter.sh/nodepool={pool.name}",), (pool.ref,)))
+        if pool.consolidate_after.strip() == "Never":
+            out.append(Blocker(
+                "consolidate-never", f"NodePool {pool.name} has consolidateAfter: Never (consolidation disabled)",
+                (Evidence.field(pool.ref, "spec.disruption.consolidateAfter", "Never"),),
+                "Set a consolidateAfter (e.g. 30m for GPU nodes) so idle nodes are removed.",
+                (f"kubectl patch nodepool {pool.name} --type merge -p "
+                 "'{\"spec\":{\"disruption\":{\"consolidateAfter\":\"30m\"}}}'",), (pool.ref,)))
+        if pool.consolidation_policy == "WhenEmpty" and nd.workload_pods:
+            names = [f"{p.namespace}/{p.name}" for p in nd.workload_pods]
+            out.append(Blocker(
+                "when-empty", f"NodePool {pool.name} consolidates only WhenEmpty but {len(names)} non-DaemonSet "
+                              f"pod(s) remain ({', '.join(names[:3])})",
+                (Evidence.field(pool.ref, "spec.disruption.consolidationPolicy", "WhenEmpty"),
+                 Evidence.field(node.ref, "non-DaemonSet pods", names[:10],
+                                note="none requests a GPU: they keep the GPU node alive")),
+                "Keep CPU pods off GPU nodes (a NoSchedule GPU taint on the pool) or move them; with "
+                "WhenEmpty the node stays as long as any pod remains.",
+                tuple(f"kubectl delete pod -n {p.namespace} {p.name}" for p in nd.workload_pods[:3])
+                + (() if pool.taints else (_TAINT_PATCH.format(pool=pool.name),)),
+                tuple(p.ref for p in nd.workload_pods[:10])))
+
+    # Karpenter's own words on the Node and NodeClaim.
+    events = list(snap.index.events("Node", node.name))
+    if nd.claim is not None:
+        events += snap.index.events("NodeClaim", nd.claim.name)
+    latest: dict[str, Event] = {}
+    for e in events:
+        if e.reason in ("DisruptionBlocked", "Unconsolidatable") and _recent(snap, e):
+            latest[e.message] = e
+    for e in sorted(latest.values(), key=lambda e: e.last_seen or now, reverse=True):
+        out.extend(_event_blocker(snap, nd, e, seen_pods, seen_pdbs))
+    return out
+
+
+def _pdb_blocker(pdb: Pdb, pod: Pod | None) -> Blocker:
+    spec = pdb.obj.get("spec") or {}
+    patch = ('{"spec":{"minAvailable":null,"maxUnavailable":1}}' if "minAvailable" in spec
+             else '{"spec":{"maxUnavailable":1}}')
+    ns, name = pdb.meta.namespace, pdb.meta.name
+    status = pdb.obj.get("status") or {}
+    return Blocker(
+        "pdb", f"PDB {ns}/{name} allows 0 disruptions" + (f" (selects pod {pod.namespace}/{pod.name})" if pod else ""),
+        (Evidence.field(pdb.ref, "status.disruptionsAllowed", pdb.disruptions_allowed,
+                        note=", ".join(f"{k}={status[k]}" for k in ("currentHealthy", "desiredHealthy", "expectedPods")
+                                       if k in status)
+                        + (f"; spec {json.dumps({k: spec[k] for k in ('minAvailable', 'maxUnavailable') if k in spec})}"
+                           if any(k in spec for k in ("minAvailable", "maxUnavailable")) else "")),),
+        "Scale the workload up so a replica may go, or relax the PDB (maxUnavailable: 1).",
+        (f"kubectl get pdb -n {ns} {name} -o wide", f"kubectl patch pdb -n {ns} {name} --type merge -p '{patch}'"),
+        (pdb.ref,) + ((pod.ref,) if pod else ()))
+
+
+def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[tuple[str, str]],
+                   seen_pdbs: set[str]) -> list[Blocker]:
+    """Turn a DisruptionBlocked/Unconsolidatable event into a blocker unless the object check already did."""
+    ev = Evidence.event(e.involved, e.reason, e.message[:300], e.count, snap.age(e.last_seen), type_=e.type)
+    msg = e.message.removeprefix("(combined from similar events): ")
+    m = _POD_REF.search(msg)
+    if m and "do-not-disrupt" in msg:
+        ns, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if (ns, name) in seen_pods:
+            return []
+        pod = snap.index.pod.get((ns, name))
+        if pod is not None:
+            blocks, _ = do_not_disrupt_state(pod, snap.taken_at)
+            if not blocks:
+                return []  # the event is older than the annotation's expiry or removal
+        return [Blocker("pod-annotation", f"pod {ns}/{name} has {DO_NOT_DISRUPT}", (ev,),
+                        "Remove the annotation (or delete the pod if its work is done).",
+                        (f"kubectl annotate pod -n {ns} {name} {DO_NOT_DISRUPT}- --overwrite",),
+                        (ObjectRef("Pod", name, ns),))]
+    m = _PDB_REF.search(msg)
+    if m and ("pdb" in msg.lower() or "PodDisruptionBudget" in msg):
+        keys = [k.strip() for k in (m.group(1) or m.group(2) or "").replace(",", " ").split() if "/" in k]
+        out = []
+        for key in keys:
+            if key in seen_pdbs:
+                continue
+            seen_pdbs.add(key)
+            ns, name = key.split("/", 1)
+            pdb = next((p for p in snap.pdbs if p.meta.namespace == ns and p.meta.name == name), None)
+            if pdb is not None:
+                b = _pdb_blocker(pdb, None)
+                out.append(Blocker(b.kind, b.summary, b.evidence + (ev,), b.fix, b.commands, b.refs))
+            else:
+                out.append(Blocker("pdb", f"PDB {key} prevents pod evictions", (ev,),
+                                   "Relax the PDB or scale its workload.",
+                                   (f"kubectl get pdb -n {ns} {name} -o yaml",),
+                                   (ObjectRef("PodDisruptionBudget", name, ns),)))
+        if "multiple PDBs" in msg:
+            out.append(Blocker("pdb", "a pod here is selected by more than one PDB (eviction refuses that)", (ev,),
+                               "Make each pod match at most one PodDisruptionBudget."))
+        return out
+    if "do-not-disrupt" in msg:  # node annotation text; the object check above already saw it if still set
+        return []
+    if "nominated for a pending pod" in msg.lower() or "isn't initialized" in msg or "deleting" in msg:
+        return []  # transient states, handled elsewhere (pending pods, GT201/GT303)
+    if ("consolidation policy WhenEmpty" in msg or "consolidation disabled" in msg) and nd.pool is not None:
+        return []  # the pool's own settings are reported from the spec
+    return [Blocker("unconsolidatable" if e.reason == "Unconsolidatable" else "event", msg[:300], (ev,),
+                    _hint(msg))]
+
+
+def _hint(msg: str) -> str:
+    if "cheaper node" in msg:
+        return ("Karpenter found no cheaper replacement for the pods still here (often CPU pods on a GPU node): "
+                "move them to CPU nodes with a GPU taint on the pool.")
+    if "SpotToSpotConsolidation" in msg:
+        return "Enable the SpotToSpotConsolidation feature gate, or remove the node manually."
+    return "Read the Karpenter controller log for this node."
+
+
+def gather(snap: Snapshot, node: Node) -> NodeDisruption:
+    idx = snap.index
+    claim = idx.nodeclaim_by_node.get(node.name)
+    pool_name = node.nodepool or (claim.nodepool if claim else "")
+    pods = [p for p in idx.pods_by_node.get(node.name, ()) if not p.terminal and not p.meta.deleting]
+    return NodeDisruption(node, claim, idx.nodepool.get(pool_name), pods)
+
+
+def refs_of(blockers: Sequence[Blocker]) -> tuple[ObjectRef, ...]:
+    return tuple(dict.fromkeys(r for b in blockers for r in b.refs))

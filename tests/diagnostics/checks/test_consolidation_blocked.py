@@ -1,0 +1,301 @@
+"""consolidation-blocked: scenario D, one test per blocker kind, budget windows at NOW (a Friday), pass and skip."""
+
+from __future__ import annotations
+
+import json
+
+from diagnostics import CheckStatus, ObjectRef, Severity, run
+from diagnostics.model import Finding
+from diagnostics.snapshot import SourceState
+from tests.builders import snapshot
+
+NODE_NAME = "ip-10-0-40-7.ec2.internal"
+
+
+def pool(disruption: str = "{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 30m}") -> str:
+    return f"""
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: gpu}}
+spec:
+  disruption: {disruption}
+  template:
+    spec:
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}
+      requirements: [{{key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}}]
+      taints: [{{key: nvidia.com/gpu, value: "true", effect: NoSchedule}}]
+"""
+
+
+def node(annotations: str = "{}") -> str:
+    return f"""
+apiVersion: v1
+kind: Node
+metadata:
+  name: {NODE_NAME}
+  creationTimestamp: "2026-08-21T02:00:00Z"
+  annotations: {annotations}
+  labels:
+    karpenter.sh/nodepool: gpu
+    karpenter.sh/capacity-type: on-demand
+    node.kubernetes.io/instance-type: g5.12xlarge
+    karpenter.k8s.aws/instance-gpu-count: "4"
+spec:
+  providerID: aws:///us-east-1a/i-0123456789abcdef0
+  taints: [{{key: nvidia.com/gpu, value: "true", effect: NoSchedule}}]
+status:
+  conditions: [{{type: Ready, status: "True", reason: KubeletReady}}]
+  capacity: {{cpu: "48", memory: 192Gi, nvidia.com/gpu: "4", pods: "234"}}
+  allocatable: {{cpu: 47810m, memory: 185Gi, nvidia.com/gpu: "4", pods: "234"}}
+"""
+
+
+def claim(consolidatable: bool = True, last_pod_event: str = "2026-08-21T08:00:00Z") -> str:
+    cond = ('\n  - {type: Consolidatable, status: "True", reason: Consolidatable, '
+            'lastTransitionTime: "2026-08-21T08:30:00Z"}' if consolidatable else "")
+    return f"""
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: gpu-abc12
+  labels: {{karpenter.sh/nodepool: gpu}}
+status:
+  nodeName: {NODE_NAME}
+  providerID: aws:///us-east-1a/i-0123456789abcdef0
+  lastPodEventTime: "{last_pod_event}"
+  conditions:
+  - {{type: Launched, status: "True", reason: Launched}}
+  - {{type: Registered, status: "True", reason: Registered}}
+  - {{type: Initialized, status: "True", reason: Initialized, lastTransitionTime: "2026-08-21T02:03:00Z"}}{cond}
+"""
+
+
+DAEMON_POD = f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nvidia-device-plugin-daemonset-7xk2q
+  namespace: gpu-operator
+  ownerReferences: [{{apiVersion: apps/v1, kind: DaemonSet, name: nvidia-device-plugin-daemonset, uid: d1}}]
+spec: {{nodeName: {NODE_NAME}, containers: [{{name: plugin, image: nvcr.io/nvidia/k8s-device-plugin:v0.17.0}}]}}
+status: {{phase: Running, startTime: "2026-08-21T02:04:00Z"}}
+"""
+
+
+def pod(name: str, ns: str = "ml", annotations: str = "{}", labels: str = "{}", gpu: bool = False,
+        started: str = "2026-08-21T06:00:00Z", owner: str = "Job") -> str:
+    res = '{limits: {nvidia.com/gpu: "1"}}' if gpu else "{requests: {cpu: 500m}}"
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: {ns}
+  annotations: {annotations}
+  labels: {labels}
+  ownerReferences: [{{apiVersion: batch/v1, kind: {owner}, name: {name.rsplit('-', 1)[0]}, uid: o1}}]
+spec:
+  nodeName: {NODE_NAME}
+  containers: [{{name: main, image: ghcr.io/acme/worker:1.4, resources: {res}}}]
+status: {{phase: Running, startTime: "{started}"}}
+"""
+
+
+def event(kind: str, name: str, reason: str, message: str, at: str = "2026-08-21T09:55:00Z") -> str:
+    return f"""
+apiVersion: v1
+kind: Event
+metadata: {{name: {name}.{reason.lower()}, namespace: default}}
+involvedObject: {{kind: {kind}, name: {name}}}
+reason: {reason}
+type: Normal
+source: {{component: karpenter}}
+count: 4
+firstTimestamp: "2026-08-21T09:10:00Z"
+lastTimestamp: "{at}"
+message: {json.dumps(message)}
+"""
+
+
+def finding(*docs: str) -> Finding:
+    (result,) = run(snapshot(*docs), only=["consolidation-blocked"]).results
+    assert result.status is CheckStatus.FAILED, result
+    (f,) = result.findings
+    return f
+
+
+def test_pod_do_not_disrupt_true() -> None:
+    f = finding(pool(), node(), claim(), DAEMON_POD,
+                pod("data-prep-7x2k", annotations='{karpenter.sh/do-not-disrupt: "true"}'),
+                event("Node", NODE_NAME, "DisruptionBlocked",
+                      'Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=ml/data-prep-7x2k)'))
+    assert f.code == "GT501"
+    assert f.severity is Severity.WARNING
+    assert f.subject == ObjectRef("Node", NODE_NAME)
+    assert f.title == (f"{NODE_NAME} (g5.12xlarge, 4 GPU) idle 2h but not consolidated: "
+                       "pod ml/data-prep-7x2k has karpenter.sh/do-not-disrupt=true")
+    by_path = {e.path: e for e in f.evidence}
+    assert by_path["status.allocatable"].value == {"nvidia.com/gpu": 4.0}
+    assert "4 GPU(s) idle for 2h (~8.0 GPU-hours)" in by_path["status.allocatable"].note
+    assert by_path["status.conditions[Consolidatable]"].value["status"] == "True"
+    assert by_path["metadata.annotations[karpenter.sh/do-not-disrupt]"].value == "true"
+    # The event names the same pod: one blocker, not two.
+    assert "(+" not in f.title
+    assert "kubectl annotate pod -n ml data-prep-7x2k karpenter.sh/do-not-disrupt- --overwrite" in \
+        f.remediation.commands
+    assert "~8.0 GPU-hours" in f.remediation.text
+    assert ObjectRef("Pod", "data-prep-7x2k", "ml") in f.related
+    assert ObjectRef("NodeClaim", "gpu-abc12") in f.related
+
+
+def test_node_annotation_only_exact_true_blocks() -> None:
+    f = finding(pool(), node('{karpenter.sh/do-not-disrupt: "true"}'), claim(), DAEMON_POD)
+    assert 'node annotated karpenter.sh/do-not-disrupt="true"' in f.title
+    assert f"kubectl annotate node {NODE_NAME} karpenter.sh/do-not-disrupt-" in f.remediation.commands
+    # "yes" is not "true": Karpenter ignores it, so nothing explains why the node stays.
+    f = finding(pool(), node('{karpenter.sh/do-not-disrupt: "yes"}'), claim(), DAEMON_POD)
+    assert f.title.endswith("no blocker visible in the snapshot")
+    assert any(c.startswith("kubectl logs -n kube-system -l app.kubernetes.io/name=karpenter") for c in
+               f.remediation.commands)
+
+
+def test_pdb_with_zero_disruptions_allowed() -> None:
+    pdb = """
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: inference-cache-pdb, namespace: serving}
+spec: {minAvailable: 1, selector: {matchLabels: {app: inference-cache}}}
+status: {currentHealthy: 1, desiredHealthy: 1, expectedPods: 1, disruptionsAllowed: 0}
+"""
+    f = finding(pool(), node(), claim(), DAEMON_POD, pdb,
+                pod("inference-cache-0", ns="serving", labels="{app: inference-cache}", owner="StatefulSet"),
+                event("NodeClaim", "gpu-abc12", "DisruptionBlocked",
+                      "Pdb prevents pod evictions (PodDisruptionBudget=[serving/inference-cache-pdb])"))
+    assert "PDB serving/inference-cache-pdb allows 0 disruptions (selects pod serving/inference-cache-0)" in f.title
+    assert "(+" not in f.title  # the event and the PDB object are the same blocker
+    by_path = {e.path: e for e in f.evidence}
+    assert by_path["status.disruptionsAllowed"].value == 0
+    assert "currentHealthy=1, desiredHealthy=1" in by_path["status.disruptionsAllowed"].note
+    assert ("kubectl patch pdb -n serving inference-cache-pdb --type merge -p "
+            "'{\"spec\":{\"minAvailable\":null,\"maxUnavailable\":1}}'") in f.remediation.commands
+    assert ObjectRef("PodDisruptionBudget", "inference-cache-pdb", "serving") in f.related
+
+
+def test_pdb_known_only_from_the_event() -> None:
+    # PDBs unreadable (or deleted since): the event's PodDisruptionBudget= suffix still names it.
+    f = finding(pool(), node(), claim(), DAEMON_POD, pod("inference-cache-0", ns="serving"),
+                event("Node", NODE_NAME, "DisruptionBlocked",
+                      "Pdb prevents pod evictions (PodDisruptionBudget=[serving/inference-cache-pdb])"))
+    assert "PDB serving/inference-cache-pdb prevents pod evictions" in f.title
+
+
+def test_budget_window_active_now() -> None:
+    # 2026-08-21 is a Friday: the 09:00 mon-fri window with 8h runs until 17:00.
+    budgets = ('{consolidationPolicy: WhenEmpty, consolidateAfter: 10m, budgets: '
+               '[{nodes: "0", schedule: "0 9 * * mon-fri", duration: 8h}, {nodes: "1"}]}')
+    f = finding(pool(budgets), node(), claim(), DAEMON_POD,
+                event("NodePool", "gpu", "DisruptionBlocked",
+                      "No allowed disruptions for disruption reason Empty due to blocking budget"))
+    assert ("NodePool gpu budget #0 nodes=0 is active now (schedule '0 9 * * mon-fri' for 8h, "
+            "until 2026-08-21T17:00:00Z)") in f.title
+    assert "(+" not in f.title  # the NodePool's DisruptionBlocked event is evidence for the same budget
+    by_path = {e.path: e for e in f.evidence}
+    assert by_path["spec.disruption.budgets[0]"].value == {"nodes": "0", "schedule": "0 9 * * mon-fri",
+                                                           "duration": "8h"}
+    assert "event Normal/DisruptionBlocked" in by_path
+    assert ("kubectl patch nodepool gpu --type json -p "
+            "'[{\"op\":\"replace\",\"path\":\"/spec/disruption/budgets/0/nodes\",\"value\":\"1\"}]'"
+            in f.remediation.commands)
+
+
+def test_unscheduled_zero_percent_budget_and_malformed_cron() -> None:
+    f = finding(pool('{consolidationPolicy: WhenEmpty, consolidateAfter: 10m, budgets: [{nodes: "0%"}]}'),
+                node(), claim(), DAEMON_POD)
+    assert "NodePool gpu budget #0 nodes=0% blocks Empty disruptions at all times" in f.title
+    # Karpenter fails closed on a schedule it cannot parse: that budget blocks too.
+    f = finding(pool('{consolidationPolicy: WhenEmpty, consolidateAfter: 10m, budgets: '
+                     '[{nodes: "0", schedule: "0 25 * * *", duration: 1h}]}'), node(), claim(), DAEMON_POD)
+    assert "has a schedule Karpenter cannot parse ('0 25 * * *' for '1h'): fails closed" in f.title
+
+
+def test_budget_window_not_active_now_is_not_a_blocker() -> None:
+    # 18:00 mon-fri for 8h: Thursday's window ended Friday 02:00; at 10:00 it does not apply.
+    # Same for a "0%" budget limited to Drifted: the node is Empty, not Drifted.
+    budgets = ('{consolidationPolicy: WhenEmpty, consolidateAfter: 10m, budgets: '
+               '[{nodes: "0", schedule: "0 18 * * mon-fri", duration: 8h}, {nodes: "0%", reasons: [Drifted]}]}')
+    f = finding(pool(budgets), node(), claim(), DAEMON_POD)
+    assert f.title.endswith("no blocker visible in the snapshot")
+    assert not any(e.path.startswith("spec.disruption.budgets") for e in f.evidence)
+
+
+def test_consolidate_after_never() -> None:
+    f = finding(pool("{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never}"), node(),
+                claim(consolidatable=False), DAEMON_POD,
+                event("Node", NODE_NAME, "Unconsolidatable", 'NodePool "gpu" has consolidation disabled'))
+    assert "NodePool gpu has consolidateAfter: Never (consolidation disabled)" in f.title
+    assert "(+" not in f.title  # the Unconsolidatable event says the same thing as the spec
+    assert ("kubectl patch nodepool gpu --type merge -p '{\"spec\":{\"disruption\":{\"consolidateAfter\":\"30m\"}}}'"
+            in f.remediation.commands)
+
+
+def test_when_empty_with_cpu_pods_left() -> None:
+    f = finding(pool("{consolidationPolicy: WhenEmpty, consolidateAfter: 5m}"), node(), claim(), DAEMON_POD,
+                pod("log-shipper-5d8f", ns="observability", owner="ReplicaSet"),
+                event("Node", NODE_NAME, "Unconsolidatable",
+                      'NodePool "gpu" has consolidation policy WhenEmpty, but node is not empty'))
+    assert ("NodePool gpu consolidates only WhenEmpty but 1 non-DaemonSet pod(s) remain "
+            "(observability/log-shipper-5d8f)") in f.title
+    assert {e.path: e for e in f.evidence}["non-DaemonSet pods"].value == ["observability/log-shipper-5d8f"]
+    assert "kubectl delete pod -n observability log-shipper-5d8f" in f.remediation.commands
+
+
+def test_do_not_disrupt_duration_elapsed_vs_running() -> None:
+    # Both pods started 06:00. "2h" elapsed at 08:00 and no longer blocks; "6h" blocks until 12:00.
+    elapsed = pod("etl-a-1", annotations='{karpenter.sh/do-not-disrupt: "2h"}')
+    running = pod("etl-b-1", annotations='{karpenter.sh/do-not-disrupt: "6h"}')
+    f = finding(pool(), node(), claim(), DAEMON_POD, elapsed, running)
+    assert "pod ml/etl-b-1 has karpenter.sh/do-not-disrupt=6h" in f.title
+    assert "(+" not in f.title
+    notes = {e.subject: e.note for e in f.evidence if e.path == "metadata.annotations[karpenter.sh/do-not-disrupt]"}
+    assert notes[ObjectRef("Pod", "etl-a-1", "ml")] == (
+        "2h from pod start: elapsed at 2026-08-21T08:00:00Z (2h ago): no longer blocks")
+    assert notes[ObjectRef("Pod", "etl-b-1", "ml")] == "6h from pod start: blocks until 2026-08-21T12:00:00Z (in 2h)"
+    # Only the elapsed one: the node has no blocker left.
+    f = finding(pool(), node(), claim(), DAEMON_POD, elapsed)
+    assert f.title.endswith("no blocker visible in the snapshot")
+
+
+def test_unconsolidatable_cheaper_node_event() -> None:
+    f = finding(pool(), node(), claim(), DAEMON_POD, pod("api-gw-7d9f", ns="web", owner="ReplicaSet"),
+                event("NodeClaim", "gpu-abc12", "Unconsolidatable", "Can't replace with a cheaper node"))
+    assert f.title.endswith("not consolidated: Can't replace with a cheaper node")
+    assert "CPU pods on a GPU node" in f.remediation.text
+
+
+def test_passes_when_gpu_pod_runs_or_consolidate_after_not_reached() -> None:
+    (result,) = run(snapshot(pool(), node(), claim(), DAEMON_POD, pod("trainer-0", gpu=True)),
+                    only=["consolidation-blocked"]).results
+    assert result.status is CheckStatus.PASSED and result.examined == 1
+    # Last pod left 10 minutes ago, consolidateAfter is 30m: Karpenter is still waiting, as it should.
+    (result,) = run(snapshot(pool(), node(), claim(consolidatable=False, last_pod_event="2026-08-21T09:50:00Z"),
+                             DAEMON_POD), only=["consolidation-blocked"]).results
+    assert result.status is CheckStatus.PASSED
+
+
+def test_skipped_without_pods() -> None:
+    (result,) = run(snapshot(pool(), node(), sources={"pods": SourceState.FORBIDDEN}),
+                    only=["consolidation-blocked"]).results
+    assert result.status is CheckStatus.SKIPPED
+    assert "pods: forbidden" in result.reason
+
+
+def test_older_karpenter_event_texts() -> None:
+    # v0.3x wording and kubectl's aggregation prefix: 'PDB "ns/name" prevents pod evictions'.
+    f = finding(pool(), node(), claim(), DAEMON_POD, pod("inference-cache-0", ns="serving"),
+                event("Node", NODE_NAME, "DisruptionBlocked",
+                      '(combined from similar events): PDB "serving/inference-cache-pdb" prevents pod evictions'))
+    assert "PDB serving/inference-cache-pdb prevents pod evictions" in f.title
+    f = finding(pool(), node(), claim(), DAEMON_POD,
+                event("Node", NODE_NAME, "DisruptionBlocked",
+                      'Pod "ml/gone-pod" has "karpenter.sh/do-not-disrupt" annotation'))
+    assert "pod ml/gone-pod has karpenter.sh/do-not-disrupt" in f.title

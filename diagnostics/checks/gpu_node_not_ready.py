@@ -135,7 +135,8 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, troubles: list
                 f"itself. Confirm with `gputui debug node/{node.name}`, then cordon, drain and replace the node "
                 f"(a reboot only helps for a one-off Xid). Blast radius: {radius.describe()}")
     text += "." + (f" {repair_notes[0]}." if repair_notes else "")
-    severity = Severity.CRITICAL if radius.gpu_pods else None
+    # Critical while live GPU work sits on it; pods already being evicted do not count.
+    severity = Severity.CRITICAL if any(not p.meta.deleting for p in radius.gpu_pods) else None
     return Finding(subject=node.ref, title=title, evidence=tuple(ev),
                    remediation=Remediation(text, tuple(commands)), severity=severity,
                    related=((claim.ref,) if claim else ()) + radius.refs)

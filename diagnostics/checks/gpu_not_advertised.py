@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from diagnostics.gpu_components import device_plugin_diagnosis
+from diagnostics.node_health import nominations, waiting_pods
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.records import accelerator_total, accelerators
 from diagnostics.registry import check
@@ -28,6 +29,7 @@ def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
     NVML), or use a GPU AMI that ships the NVIDIA driver. Then the node advertises GPUs.
     """
     idx = snap.index
+    nominated = nominations(snap)
     for node in snap.nodes:
         claim = idx.nodeclaim_by_node.get(node.name)
         expected = node_should_have_gpus(node, claim)
@@ -55,7 +57,8 @@ def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
             if e.reason == "DisruptionBlocked" and "isn't initialized" in e.message:
                 ev.append(Evidence.event(node.ref, e.reason, e.message, e.count, snap.age(e.last_seen)))
                 break
-        waiting = [p.ref for p in idx.pending_gpu_pods if p.nominated_node == node.name]
+        waiting = [p.ref for p in (waiting_pods(snap, claim, nominated) if claim else
+                                   [p for p in idx.pending if p.nominated_node == node.name])]
         yield Finding(
             subject=node.ref,
             title=f"{node.name} ({node.instance_type or 'GPU node'}) advertises 0 GPUs: {cause}",

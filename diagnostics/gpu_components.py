@@ -10,8 +10,9 @@ from diagnostics.records import DaemonSet, Node, Pod, Taint, tolerates_all
 from diagnostics.snapshot import Snapshot
 
 # Names seen in real clusters: standalone Helm chart, GPU Operator, EKS add-on, GKE.
-DEVICE_PLUGIN_HINTS = ("nvidia-device-plugin", "device-plugin", "nvidia-gpu-device-plugin",
-                       "neuron-device-plugin", "amdgpu-device-plugin")
+# Vendor-specific names only: EFA, SR-IOV or RDMA device plugins register no accelerators.
+DEVICE_PLUGIN_HINTS = ("nvidia-device-plugin", "nvidia-gpu-device-plugin", "neuron-device-plugin",
+                       "amdgpu-device-plugin", "amd-gpu-device-plugin")
 OPERATOR_HINTS = ("nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset",
                   "nvidia-operator-validator", "gpu-feature-discovery")
 
@@ -24,11 +25,14 @@ def _matches(ds: DaemonSet, hints: Iterable[str]) -> bool:
 
 
 def device_plugin_daemonsets(snap: Snapshot) -> list[DaemonSet]:
-    return [ds for ds in snap.daemonsets if _matches(ds, DEVICE_PLUGIN_HINTS)]
+    # GPU Feature Discovery ships in the k8s-device-plugin image but registers no resources.
+    return [ds for ds in snap.daemonsets if _matches(ds, DEVICE_PLUGIN_HINTS)
+            and "feature-discovery" not in ds.meta.name.lower()]
 
 
 def operator_daemonsets(snap: Snapshot) -> list[DaemonSet]:
-    return [ds for ds in snap.daemonsets if _matches(ds, OPERATOR_HINTS)]
+    plugins = {ds.ref for ds in device_plugin_daemonsets(snap)}
+    return [ds for ds in snap.daemonsets if _matches(ds, OPERATOR_HINTS) and ds.ref not in plugins]
 
 
 def untolerated_taints(ds: DaemonSet, node: Node) -> list[Taint]:
@@ -64,7 +68,9 @@ def device_plugin_diagnosis(snap: Snapshot, node: Node) -> tuple[str, list[Evide
     causes: list[str] = []
     commands: list[str] = []
     pods_known = snap.status("pods").state.usable
-    for ds in plugins + operator:
+    # When a device plugin DaemonSet exists it is the one that matters; GPU Operator components
+    # (driver, toolkit, validator) are looked at only when there is no plugin to blame.
+    for ds in plugins or operator:
         ref = ds.ref
         blocked = untolerated_taints(ds, node)
         selects = node_matches(ds.node_selector, ds.required_affinity, node.labels)

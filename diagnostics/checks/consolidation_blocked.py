@@ -47,7 +47,7 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
         init = claim.condition("Initialized") if claim else None
         if init is not None and init.status != "True":
             continue  # never initialized: gpu-not-advertised / nodeclaim-not-initialized territory
-        if node.ready is not True:
+        if node.ready is False:
             continue  # NotReady: a health problem (gpu-node-not-ready), not an idle node
         if accelerator_total(node.allocatable) <= 0:
             continue  # no usable GPUs to be idle: gpu-not-advertised / gpu-allocatable-below-capacity

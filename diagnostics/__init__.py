@@ -3,6 +3,7 @@
 from diagnostics.engine import run
 from diagnostics.model import (
     CheckResult,
+    CheckSkipped,
     CheckStatus,
     Evidence,
     EvidenceKind,
@@ -17,6 +18,7 @@ from diagnostics.snapshot import Snapshot, SourceState, SourceStatus
 
 __all__ = [
     "CheckResult",
+    "CheckSkipped",
     "CheckSpec",
     "CheckStatus",
     "Evidence",

@@ -33,6 +33,8 @@ def run_one(spec: CheckSpec, snapshot: Snapshot) -> CheckResult:
     try:
         raw = list(spec.fn(snapshot))
     except Exception as exc:  # a broken check must never hide the others
+        if getattr(exc, "skips_check", False):
+            return CheckResult(spec.slug, spec.code, spec.title, CheckStatus.SKIPPED, reason=str(exc))
         return CheckResult(spec.slug, spec.code, spec.title, CheckStatus.ERRORED,
                            reason=f"{type(exc).__name__}: {exc}")
     examined = 0

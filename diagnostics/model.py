@@ -190,6 +190,16 @@ class CheckResult:
         }
 
 
+class CheckSkipped(Exception):
+    """Raised by a check that finds, mid-way, that it cannot judge (e.g. its metric is not exported).
+
+    The engine turns it - or any exception with a truthy `skips_check` attribute - into a *skipped*
+    result whose reason is the exception's text.
+    """
+
+    skips_check = True
+
+
 REPORT_SCHEMA_VERSION = 1
 
 

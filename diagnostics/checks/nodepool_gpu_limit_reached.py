@@ -1,0 +1,129 @@
+"""A NodePool at its accelerator (or node-count) limit while GPU pods it would serve are pending."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+
+from diagnostics.messages import LIMITS, NODE_LIMITS, KarpenterFragment
+from diagnostics.model import Evidence, Finding, Remediation, Severity
+from diagnostics.pod_events import PodScheduling, clip, event_evidence, events_note, scheduling, waiting_on
+from diagnostics.pod_fit import LIMIT, PodFit, fit, not_considered, qty
+from diagnostics.records import NodePool, Pod, is_accelerator
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot
+
+
+@check(code="GT105", slug="nodepool-gpu-limit-reached", title="GPU NodePools have room under their limits",
+       severity=Severity.ERROR, requires=("nodepools", "pods"), optional=("events", "nodeclaims", "nodes"))
+def nodepool_gpu_limit_reached(snap: Snapshot) -> Iterator[Finding | int]:
+    """A NodePool has used up `spec.limits` for its accelerators (or `nodes`) while GPU pods it would serve wait.
+
+    Why it matters:
+    Karpenter never launches a node that would push a NodePool past `spec.limits`. There is no
+    condition on the NodePool for this: the only traces are the pod event `all available
+    instance types exceed limits for nodepool` (or `node limits have been exhausted`) and the
+    `karpenter_nodepools_usage` / `karpenter_nodepools_limit` metrics, so it is easy to miss.
+
+    Fix:
+    Raise `spec.limits` on the NodePool (a patch is given with the value the pending pods need),
+    free capacity held by idle or stuck nodes of that NodePool, or add a lower-weight fallback
+    NodePool for the same GPUs.
+    """
+    pending: list[tuple[Pod, PodFit, PodScheduling]] = []
+    for pod in snap.index.pending_gpu_pods:
+        if not_considered(snap, pod):
+            continue
+        sched = scheduling(snap, pod)
+        if waiting_on(snap, pod, sched) is not None:
+            continue
+        pending.append((pod, fit(snap, pod), sched))
+    for pool in sorted(snap.nodepools, key=lambda p: p.name):
+        yield 1
+        blocked: list[tuple[Pod, PodScheduling, list[KarpenterFragment]]] = []
+        for pod, pf, sched in pending:
+            mine = next((p for p in pf.pools if p.pool.name == pool.name), None)
+            by_model = (mine is not None and not pf.servable and mine.only(LIMIT)
+                        and all(r.resource == "nodes" or is_accelerator(r.resource) for r in mine.reasons))
+            said = [f for f in (sched.karpenter_msg.fragments if sched.karpenter_msg and sched.karpenter_current
+                                else ()) if f.kind in (LIMITS, NODE_LIMITS) and f.nodepool == pool.name]
+            if by_model or said:
+                blocked.append((pod, sched, said))
+        if blocked:
+            yield _finding(snap, pool, blocked)
+
+
+def _needs(pool: NodePool, pods: list[Pod]) -> dict[str, float]:
+    """How much of each limited resource the blocked pods need on top of the current usage."""
+    out: dict[str, float] = {}
+    for res in pool.limits:
+        if res == "nodes":
+            out[res] = float(len(pods))
+        else:
+            total = sum(p.requests.get(res, 0.0) for p in pods)
+            if total > 0:
+                out[res] = total
+    return out
+
+
+def _fmt(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def _finding(snap: Snapshot, pool: NodePool,
+             blocked: list[tuple[Pod, PodScheduling, list[KarpenterFragment]]]) -> Finding:
+    pods = [b[0] for b in blocked]
+    needs = _needs(pool, pods)
+    usage = {r: pool.usage.get(r, 0.0) for r in pool.limits}
+    if "nodes" in pool.limits and "nodes" not in pool.usage:
+        usage["nodes"] = float(len(snap.index.nodeclaims_by_pool.get(pool.name, ())) or
+                               len(snap.index.nodes_by_pool.get(pool.name, ())))
+    exhausted = [r for r, lim in sorted(pool.limits.items())
+                 if (r == "nodes" or is_accelerator(r)) and usage[r] + (needs.get(r, 0.0) or 0.0) > lim]
+    full = [r for r in exhausted if usage[r] >= pool.limits[r]]
+    n = len(pods)
+    podword = "pod" if n == 1 else "pods"
+    if exhausted:
+        r = (full or exhausted)[0]
+        state = "at" if usage[r] == pool.limits[r] else ("over" if usage[r] > pool.limits[r] else "near")
+        title = (f"NodePool {pool.name} is {state} its {r} limit ({qty(r, usage[r])}/{qty(r, pool.limits[r])}): "
+                 f"{n} pending GPU {podword} blocked")
+    else:
+        said = next((f for b in blocked for f in b[2]), None)
+        what = "node limit is exhausted" if said is not None and said.kind == NODE_LIMITS else \
+            "limits leave no room for any instance type"
+        title = f"NodePool {pool.name}: Karpenter says its {what}; {n} pending GPU {podword} blocked"
+    ev: list[Evidence] = [
+        Evidence.field(pool.ref, "spec.limits", {k: qty(k, v) for k, v in sorted(pool.limits.items())}),
+        Evidence.field(pool.ref, "status.resources", {k: qty(k, usage[k]) for k in sorted(pool.limits)},
+                       note="in-flight NodeClaims count against the limit too"),
+    ]
+    if needs:
+        ev.append(Evidence.field(None, "pending pods' requests", {k: qty(k, v) for k, v in sorted(needs.items())},
+                                 note=", ".join(f"{p.namespace}/{p.name}" for p in pods[:5])
+                                 + (f" (+{n - 5} more)" if n > 5 else "")))
+    shown = 0
+    for pod, sched, said in blocked:
+        if said and shown < 2 and sched.karpenter is not None:
+            km = sched.karpenter_msg
+            ev.extend(event_evidence(snap, pod, sched.karpenter,
+                                     note=f"Karpenter ({km.generation if km else ''} wording): "
+                                          + clip(said[0].raw, 120)))
+            shown += 1
+    ev.extend(events_note(snap))
+    new_limits = {}
+    for r, lim in pool.limits.items():
+        if r in needs and (r == "nodes" or is_accelerator(r) or usage[r] + needs[r] > lim):
+            new_limits[r] = _fmt(math.ceil(max(lim, usage[r] + needs[r])))
+    cmds = []
+    if new_limits:
+        patch = json.dumps({"spec": {"limits": new_limits}}, separators=(",", ":"))
+        cmds.append(f"kubectl patch nodepool {pool.name} --type=merge -p '{patch}'")
+    cmds.append(f"kubectl get nodeclaims -l karpenter.sh/nodepool={pool.name} -o wide")
+    text = ("Raise the NodePool's spec.limits so the pending pods fit"
+            + (f" (to {', '.join(f'{k}={v}' for k, v in new_limits.items())})" if new_limits else "")
+            + ", or free capacity held by idle/stuck nodes of this NodePool, or add a lower-weight fallback "
+              "NodePool for the same GPUs.")
+    return Finding(subject=pool.ref, title=title, evidence=tuple(ev), remediation=Remediation(text, tuple(cmds)),
+                   related=tuple(p.ref for p in pods))

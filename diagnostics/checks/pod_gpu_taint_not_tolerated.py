@@ -1,0 +1,123 @@
+"""A pending GPU pod lacks the toleration for the taint of the only NodePools / GPU nodes that could serve it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from diagnostics.messages import TAINT as K_TAINT
+from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
+from diagnostics.pod_events import PodScheduling, event_evidence, events_note, scheduling, waiting_on
+from diagnostics.pod_fit import NodeFit, PoolFit, accel_text, fit, not_considered
+from diagnostics.records import Pod, Taint
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot
+from diagnostics.workloads import (
+    Workload,
+    owner_workload,
+    template_tolerations,
+    toleration_commands,
+    toleration_str,
+    toleration_yaml,
+)
+
+
+@dataclass
+class _Group:
+    pods: list[Pod] = field(default_factory=list)
+    pools: list[PoolFit] = field(default_factory=list)
+    nodes: list[NodeFit] = field(default_factory=list)
+    taints: list[Taint] = field(default_factory=list)
+    sched: PodScheduling = field(default_factory=PodScheduling)
+    workload: Workload | None = None
+
+
+@check(code="GT401", slug="pod-gpu-taint-not-tolerated",
+       title="Pending GPU pods tolerate the taints of their GPU capacity", severity=Severity.ERROR,
+       requires=("pods",), optional=("nodepools", "nodes", "events", "nodeclaims"))
+def pod_gpu_taint_not_tolerated(snap: Snapshot) -> Iterator[Finding | int]:
+    """A pending GPU pod does not tolerate the taint of the NodePool (or GPU node) that could otherwise serve it.
+
+    Why it matters:
+    GPU NodePools are usually tainted (`nvidia.com/gpu=true:NoSchedule`) so that only GPU pods
+    land there. A pod without the matching toleration is skipped by Karpenter for that NodePool
+    (`did not tolerate taint`) and by kube-scheduler for the existing GPU nodes, so it stays
+    Pending forever while the GPU capacity sits idle or is never launched.
+
+    Fix:
+    Add the toleration to the pod template of the owning workload (Deployment, StatefulSet,
+    CronJob; a Job must be re-created). Only `spec.template.spec.taints` need tolerating:
+    `startupTaints` are removed before pods are placed.
+    """
+    groups: dict[tuple[object, ...], _Group] = {}
+    for pod in snap.index.pending_gpu_pods:
+        if not_considered(snap, pod):
+            continue
+        yield 1
+        sched = scheduling(snap, pod)
+        if waiting_on(snap, pod, sched) is not None:
+            continue
+        pf = fit(snap, pod)
+        if pf.servable:
+            continue
+        pools, nodes = pf.taint_only()
+        if not pools and not nodes:
+            continue
+        taints = list(dict.fromkeys(t for f in (*pools, *nodes) for r in f.reasons for t in r.taints))
+        wl = owner_workload(pod)
+        key = (wl.ref, tuple(str(t) for t in taints), tuple(p.pool.name for p in pools),
+               tuple(n.node.name for n in nodes))
+        g = groups.setdefault(key, _Group(pools=pools, nodes=nodes, taints=taints, sched=sched, workload=wl))
+        g.pods.append(pod)
+    for g in groups.values():
+        yield _finding(snap, g)
+
+
+def _finding(snap: Snapshot, g: _Group) -> Finding:
+    pod = g.pods[0]
+    wl = g.workload or owner_workload(pod)
+    taint_text = ", ".join(str(t) for t in g.taints)
+    where = []
+    if g.pools:
+        where.append("NodePool " + ", ".join(p.pool.name for p in g.pools))
+    if g.nodes:
+        names = [n.node.name for n in g.nodes]
+        where.append(f"GPU node {names[0]}" + (f" (+{len(names) - 1} more)" if len(names) > 1 else ""))
+    more = f" (+{len(g.pods) - 1} more pods of {wl})" if len(g.pods) > 1 else ""
+    title = (f"{pod.namespace}/{pod.name} ({accel_text(pod.requests)}) does not tolerate taint {taint_text} "
+             f"of {' and '.join(where)}{more}")
+    ev: list[Evidence] = []
+    for p in g.pools:
+        ev.append(Evidence.field(p.pool.ref, "spec.template.spec.taints", [str(t) for r in p.reasons for t in r.taints],
+                                 note="the only obstacle: otherwise this NodePool can launch a node for the pod"))
+    for n in g.nodes[:3]:
+        ev.append(Evidence.field(n.node.ref, "spec.taints", [str(t) for r in n.reasons for t in r.taints],
+                                 note=f"{n.node.instance_type or 'GPU node'} has free {accel_text(pod.requests)}"))
+    own = template_tolerations(pod)
+    shown = [toleration_str(t) for t in pod.tolerations
+             if any(o.get("key", "") == t.key and o.get("effect", "") == t.effect for o in own)]
+    ev.append(Evidence.field(pod.ref, "spec.tolerations", shown or "none",
+                             note="besides the default not-ready/unreachable ones" if len(own) < len(pod.tolerations)
+                             else ""))
+    km = g.sched.karpenter_msg
+    if g.sched.karpenter is not None and km is not None:
+        said = [f.taint for f in km.of(K_TAINT) if f.taint is not None]
+        agree = any(str(t) in {str(x) for x in g.taints} for t in said)
+        note = ("Karpenter reports the same taint" if agree else
+                f"Karpenter ({km.generation} wording) says: " + ", ".join(sorted(km.kinds())))
+        ev.extend(event_evidence(snap, pod, g.sched.karpenter, note=note))
+    ev.extend(event_evidence(snap, pod, g.sched.scheduler))
+    ev.extend(events_note(snap))
+    commands = toleration_commands(pod, g.taints) + (f"kubectl -n {pod.namespace} describe pod {pod.name}",)
+    target = "the pod" if wl.kind == "Pod" else f"the pod template of {wl.kind} {wl.namespace}/{wl.name}"
+    text = (f"Add to {target}:\n{toleration_yaml(g.taints)}\n"
+            "If the taint is not meant to keep this workload off, remove it from the NodePool instead.")
+    if wl.immutable:
+        text += " A Job's pod template is immutable: re-create the Job with the toleration."
+    related: list[ObjectRef] = [p.ref for p in g.pods[1:]] + [p.pool.ref for p in g.pools] + \
+        [n.node.ref for n in g.nodes]
+    if wl.kind != "Pod":
+        related.append(wl.ref)
+    return Finding(subject=pod.ref, title=title, evidence=tuple(ev),
+                   remediation=Remediation(text, commands), related=tuple(related))
+

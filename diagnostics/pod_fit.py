@@ -1,0 +1,465 @@
+"""Why a pending accelerator pod cannot be served by each NodePool (and by each existing GPU node).
+
+Mirrors what Karpenter's scheduler checks, in the order it reports them: NodePool readiness,
+template taints (not startupTaints: pods need not tolerate those), nodeSelector/required node
+affinity against the NodePool's requirements and template labels, whether any allowed instance
+type carries the requested accelerator, and the NodePool's limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from diagnostics.pool_accelerators import INSTANCE_KEYS, admits
+from diagnostics.matching import allowed_values, node_matches, requirement_matches
+from diagnostics.model import Evidence
+from diagnostics.records import (
+    Node,
+    NodePool,
+    Pod,
+    Requirement,
+    Taint,
+    Toleration,
+    accelerator_total,
+    accelerators,
+    tolerates_all,
+)
+from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import memoized
+
+NOT_READY = "not-ready"
+TAINT = "taint"
+REQUIREMENTS = "requirements"
+ACCELERATOR = "accelerator"
+LIMIT = "limit"
+AVOIDS_KARPENTER = "avoids-karpenter"
+STATIC = "static"
+CAPACITY = "capacity"
+"""Existing node only: not enough free accelerators/CPU/memory."""
+
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+
+# Taints that mean "node going away / not ready yet": never tell a pod to tolerate these.
+LIFECYCLE_TAINTS = ("node.kubernetes.io/", "karpenter.sh/disrupted", "karpenter.sh/disruption",
+                    "karpenter.sh/unregistered", "node.cloudprovider.kubernetes.io/uninitialized",
+                    "ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler",
+                    "node.cilium.io/agent-not-ready")
+
+# Labels Karpenter can satisfy without the NodePool naming them (instance-type labels and the like).
+WELL_KNOWN = frozenset({
+    "topology.kubernetes.io/zone", "topology.kubernetes.io/region", "node.kubernetes.io/instance-type",
+    "kubernetes.io/arch", "kubernetes.io/os", "node.kubernetes.io/windows-build", "kubernetes.io/hostname",
+    "beta.kubernetes.io/instance-type", "beta.kubernetes.io/arch", "beta.kubernetes.io/os",
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+    "karpenter.sh/capacity-type", NODEPOOL_LABEL,
+}) | INSTANCE_KEYS
+WELL_KNOWN_PREFIXES = ("karpenter.k8s.aws/", "topology.k8s.aws/", "eks.amazonaws.com/", "karpenter.azure.com/")
+
+
+@dataclass(frozen=True, slots=True)
+class FitReason:
+    kind: str
+    text: str
+    """Short clause a human reads after the NodePool's name."""
+    evidence: tuple[Evidence, ...] = ()
+    taints: tuple[Taint, ...] = ()
+    resource: str = ""
+    """For LIMIT/ACCELERATOR: the resource concerned (`nodes` for the node-count limit)."""
+    cause: str = ""
+    """For NOT_READY: `nodeclass`, `nodeclass-missing`, `validation`, `deleting` or `unknown`."""
+
+
+@dataclass(frozen=True, slots=True)
+class PoolFit:
+    pool: NodePool
+    reasons: tuple[FitReason, ...]
+
+    @property
+    def fits(self) -> bool:
+        return not self.reasons
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(r.kind for r in self.reasons)
+
+    def only(self, *kinds: str) -> bool:
+        """Blocked, and only by reasons of these kinds."""
+        return bool(self.reasons) and self.kinds <= set(kinds)
+
+    def summary(self) -> str:
+        return "; ".join(r.text for r in self.reasons) or "fits"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFit:
+    node: Node
+    reasons: tuple[FitReason, ...]
+
+    @property
+    def fits(self) -> bool:
+        return not self.reasons
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(r.kind for r in self.reasons)
+
+
+# --- pod side -------------------------------------------------------------------------------------
+
+def pod_terms(pod: Pod) -> list[tuple[Requirement, ...]]:
+    """The pod's node requirements as ORed terms: nodeSelector ANDed into each required affinity term."""
+    selector = tuple(Requirement(k, "In", (v,)) for k, v in pod.node_selector.items())
+    terms = [selector + tuple(t) for t in pod.required_affinity]
+    return terms or [selector]
+
+
+def avoids_karpenter(pod: Pod) -> bool:
+    """Every way the pod may schedule requires `karpenter.sh/nodepool DoesNotExist`: Karpenter ignores it."""
+    terms = [tuple(t) for t in pod.required_affinity]
+    return bool(terms) and all(any(r.key == NODEPOOL_LABEL and r.operator == "DoesNotExist" for r in t)
+                               for t in terms)
+
+
+def untolerated(taints: Iterable[Taint], tolerations: tuple[Toleration, ...]) -> list[Taint]:
+    """Taints that keep the pod off (PreferNoSchedule never does; Karpenter relaxes it)."""
+    return [t for t in taints if t.effect in BLOCKING_EFFECTS and not tolerates_all(tolerations, t)]
+
+
+def is_lifecycle_taint(t: Taint) -> bool:
+    return t.key.startswith(LIFECYCLE_TAINTS)
+
+
+def accel_text(res: Mapping[str, float]) -> str:
+    """`nvidia.com/gpu: 4` style summary of the accelerators in a resource map."""
+    return ", ".join(f"{k}: {v:g}" for k, v in sorted(accelerators(res).items())) or "no accelerators"
+
+
+# --- requirements ---------------------------------------------------------------------------------
+
+def pool_labels(pool: NodePool) -> dict[str, str]:
+    """Labels every node of the pool carries: template labels plus the ones Karpenter stamps."""
+    labels = dict(pool.template_labels)
+    labels[NODEPOOL_LABEL] = pool.name
+    if pool.node_class and pool.node_class_kind == "EC2NodeClass":
+        labels.setdefault("karpenter.k8s.aws/ec2nodeclass", pool.node_class)
+    return labels
+
+
+def _well_known(key: str) -> bool:
+    return key in WELL_KNOWN or key.startswith(WELL_KNOWN_PREFIXES)
+
+
+def _bounds(reqs: Iterable[Requirement]) -> tuple[int | None, int | None]:
+    low: int | None = None
+    high: int | None = None
+    for r in reqs:
+        try:
+            n = int(r.values[0]) if r.values else None
+        except ValueError:
+            continue
+        if n is None:
+            continue
+        if r.operator == "Gt":
+            low = n if low is None else max(low, n)
+        elif r.operator == "Lt":
+            high = n if high is None else min(high, n)
+    return low, high
+
+
+def requirement_conflict(req: Requirement, pool_reqs: Iterable[Requirement], labels: Mapping[str, str]) -> str:
+    """Why a pod requirement cannot hold on any node of the pool ('' if it can). Karpenter's semantics."""
+    key = req.key
+    if key in labels:
+        if requirement_matches(req, {key: labels[key]}):
+            return ""
+        return f"{req} but the NodePool labels its nodes {key}={labels[key]}"
+    mine = [r for r in pool_reqs if r.key == key]
+    if not mine:
+        if req.operator in ("NotIn", "DoesNotExist") or _well_known(key):
+            return ""
+        hint = ""
+        if key.startswith(("nvidia.com/", "feature.node.kubernetes.io/")):
+            hint = (" (GPU/Node Feature Discovery labels appear only after a node boots; Karpenter cannot launch "
+                    "for them: select on karpenter.k8s.aws/instance-gpu-name or add the label to the NodePool "
+                    "template)")
+        return f'label "{key}" does not have known values{hint}'
+    allowed, excluded = allowed_values(mine, key)
+    must_not = any(r.operator == "DoesNotExist" for r in mine)
+    must = any(r.operator in ("In", "Exists", "Gt", "Lt") for r in mine)
+    ranged = [r for r in mine if r.operator in ("Gt", "Lt")]
+    pool_text = ", ".join(str(r) for r in mine)
+    op = req.operator
+    if op == "In":
+        cands = set(req.values) - excluded
+        if allowed is not None:
+            cands &= allowed
+        cands = {v for v in cands if all(requirement_matches(r, {key: v}) for r in ranged)}
+        return "" if cands else f"{req} not in {pool_text}"
+    if op == "NotIn":
+        return f"{req} excludes every value of {pool_text}" if allowed and allowed <= set(req.values) else ""
+    if op == "Exists":
+        return f"{req} but the NodePool requires {pool_text}" if must_not else ""
+    if op == "DoesNotExist":
+        return f"{req} but the NodePool requires {pool_text}" if must else ""
+    if op in ("Gt", "Lt"):
+        if must_not:
+            return f"{req} but the NodePool requires {pool_text}"
+        if allowed is not None:
+            ok = any(requirement_matches(req, {key: v}) for v in allowed - excluded)
+            return "" if ok else f"{req} not in {pool_text}"
+        low, high = _bounds([*ranged, req])
+        if low is not None and high is not None and high - low < 2:
+            return f"{req} cannot overlap {pool_text}"
+    return ""
+
+
+def term_conflicts(term: tuple[Requirement, ...], pool: NodePool) -> list[str]:
+    labels = pool_labels(pool)
+    return [c for c in (requirement_conflict(r, pool.requirements, labels) for r in term) if c]
+
+
+def best_term(pod: Pod, pool: NodePool) -> tuple[tuple[Requirement, ...], list[str]]:
+    """The pod's affinity term that conflicts least with the pool, and its conflicts."""
+    scored = [(t, term_conflicts(t, pool)) for t in pod_terms(pod)]
+    return min(scored, key=lambda tc: len(tc[1]))
+
+
+# --- per NodePool ---------------------------------------------------------------------------------
+
+def _not_ready(snap: Snapshot, pool: NodePool) -> FitReason | None:
+    ref = pool.ref
+    if pool.meta.deleting:
+        return FitReason(NOT_READY, "is being deleted",
+                         (Evidence.field(ref, "metadata.deletionTimestamp", pool.meta.deleting.isoformat()),),
+                         cause="deleting")
+    ready = pool.condition("Ready")
+    nodeclass = snap.index.nodeclass.get(pool.node_class)
+    nc_ready = nodeclass.condition("Ready") if nodeclass is not None else None
+    if ready is None:
+        # v1beta1 NodePools have no conditions: fall back to the EC2NodeClass itself.
+        if nc_ready is not None and nc_ready.status == "False":
+            why = nc_ready.message or nc_ready.reason
+            return FitReason(NOT_READY, f"its EC2NodeClass {pool.node_class} is not Ready ({why})",
+                             (Evidence.condition(nodeclass.ref if nodeclass else None, nc_ready.as_dict(),
+                                                 snap.age(nc_ready.last_transition)),),
+                             cause="nodeclass")
+        return None
+    if ready.status == "True":
+        return None
+    ev = [Evidence.condition(ref, ready.as_dict(), snap.age(ready.last_transition))]
+    ncr = pool.condition("NodeClassReady")
+    val = pool.condition("ValidationSucceeded")
+    if ncr is not None and ncr.status != "True":
+        ev.append(Evidence.condition(ref, ncr.as_dict(), snap.age(ncr.last_transition)))
+        if nc_ready is not None and nodeclass is not None and nc_ready.status != "True":
+            ev.append(Evidence.condition(nodeclass.ref, nc_ready.as_dict(), snap.age(nc_ready.last_transition)))
+        missing = ncr.reason in ("NodeClassNotFound", "NodeClassTerminating")
+        detail = ncr.message or ncr.reason
+        return FitReason(NOT_READY, f"not Ready: NodeClassReady={ncr.status} ({detail})", tuple(ev),
+                         cause="nodeclass-missing" if missing else "nodeclass")
+    if val is not None and val.status != "True":
+        ev.append(Evidence.condition(ref, val.as_dict(), snap.age(val.last_transition)))
+        return FitReason(NOT_READY, f"not Ready: ValidationSucceeded={val.status} ({val.message or val.reason})",
+                         tuple(ev), cause="validation")
+    return FitReason(NOT_READY, f"not Ready ({ready.reason}: {ready.message})".replace(": )", ")"), tuple(ev),
+                     cause="unknown")
+
+
+def _limits(snap: Snapshot, pod: Pod, pool: NodePool) -> list[FitReason]:
+    out: list[FitReason] = []
+    for res, limit in sorted(pool.limits.items()):
+        if res == "nodes":
+            used = pool.usage.get("nodes")
+            if used is None:
+                used = float(len(snap.index.nodeclaims_by_pool.get(pool.name, ())) or
+                             len(snap.index.nodes_by_pool.get(pool.name, ())))
+            need = 1.0
+        else:
+            need = pod.requests.get(res, 0.0)
+            if need <= 0:
+                continue
+            used = pool.usage.get(res, 0.0)
+        if used + need > limit:
+            what = "nodes" if res == "nodes" else res
+            out.append(FitReason(
+                LIMIT, f"limit {what} {qty(res, used)}/{qty(res, limit)} used, pod needs {qty(res, need)} more",
+                (Evidence.field(pool.ref, f"spec.limits[{res}]", _num(limit)),
+                 Evidence.field(pool.ref, f"status.resources[{res}]", _num(used))),
+                resource=res))
+    return out
+
+
+def _accelerator(pod: Pod, pool: NodePool, term: tuple[Requirement, ...]) -> list[FitReason]:
+    out: list[FitReason] = []
+    aws = pool.node_class_kind == "EC2NodeClass"
+    reqs = list(pool.requirements) + [r for r in term if r.key in INSTANCE_KEYS]
+    for res, count in sorted(accelerators(pod.requests).items()):
+        verdict = admits(reqs if aws else [], res, count)
+        if verdict.possible:
+            continue
+        ev: list[Evidence] = []
+        from_pool = [str(r) for r in verdict.blocking if r in pool.requirements]
+        from_pod = [str(r) for r in verdict.blocking if r not in pool.requirements]
+        if from_pool:
+            ev.append(Evidence.field(pool.ref, "spec.template.spec.requirements", from_pool,
+                                     note=f"exclude every instance type with {res}"))
+        if from_pod:
+            ev.append(Evidence.field(pod.ref, "spec.nodeSelector/affinity", from_pod,
+                                     note=f"the pod's own selector excludes every instance type with {res}"))
+        if not ev:
+            ev.append(Evidence.field(pod.ref, f"spec.containers[*].resources.limits[{res}]", _num(count),
+                                     note=verdict.reason))
+        out.append(FitReason(ACCELERATOR, verdict.reason, tuple(ev), resource=res))
+    return out
+
+
+def fit_pool(snap: Snapshot, pod: Pod, pool: NodePool) -> PoolFit:
+    """Every reason this NodePool cannot launch a node for the pod (empty = it can)."""
+    reasons: list[FitReason] = []
+    if avoids_karpenter(pod):
+        reasons.append(FitReason(AVOIDS_KARPENTER, f"the pod requires {NODEPOOL_LABEL} DoesNotExist",
+                                 (Evidence.field(pod.ref, "spec.affinity.nodeAffinity",
+                                                 f"{NODEPOOL_LABEL} DoesNotExist",
+                                                 note="Karpenter ignores such pods"),)))
+    spec = pool.obj.get("spec") if isinstance(pool.obj, Mapping) else None
+    if isinstance(spec, Mapping) and spec.get("replicas") is not None:
+        replicas = spec.get("replicas")
+        reasons.append(FitReason(STATIC, f"static NodePool (spec.replicas={replicas}) never launches for pending pods",
+                                 (Evidence.field(pool.ref, "spec.replicas", spec.get("replicas")),)))
+    nr = _not_ready(snap, pool)
+    if nr is not None:
+        reasons.append(nr)
+    blocked = untolerated(pool.taints, pod.tolerations)
+    if blocked:
+        reasons.append(FitReason(
+            TAINT, "taint " + ", ".join(str(t) for t in blocked) + " not tolerated",
+            (Evidence.field(pool.ref, "spec.template.spec.taints", [str(t) for t in blocked]),),
+            taints=tuple(blocked)))
+    term, conflicts = best_term(pod, pool)
+    if conflicts and not avoids_karpenter(pod):
+        reasons.append(FitReason(
+            REQUIREMENTS, "requirements: " + "; ".join(conflicts),
+            (Evidence.field(pool.ref, "spec.template.spec.requirements",
+                            [str(r) for r in pool.requirements] or "none",
+                            note="conflicts with the pod: " + "; ".join(conflicts)),)))
+    # A conflicting pod selector is already the reason; judge the accelerator on the pool's own requirements.
+    reasons.extend(_accelerator(pod, pool, () if conflicts else term))
+    reasons.extend(_limits(snap, pod, pool))
+    return PoolFit(pool, tuple(reasons))
+
+
+def fit_pools(snap: Snapshot, pod: Pod) -> list[PoolFit]:
+    return [fit_pool(snap, pod, p) for p in sorted(snap.nodepools, key=lambda p: (-p.weight, p.name))]
+
+
+# --- existing nodes -------------------------------------------------------------------------------
+
+def fit_node(snap: Snapshot, pod: Pod, node: Node) -> NodeFit | None:
+    """Reasons an existing accelerator node cannot take the pod; None if it is no candidate at all.
+
+    A node that is going away, not Ready, cordoned, or lacks free accelerators is no candidate:
+    a toleration would not help there, so it must not be offered as a fix.
+    """
+    want = accelerators(pod.requests)
+    if not want or any(node.allocatable.get(r, 0.0) < n for r, n in want.items()):
+        return None
+    if node.meta.deleting or node.unschedulable or node.ready is not True:
+        return None
+    if any(is_lifecycle_taint(t) and t.effect in BLOCKING_EFFECTS for t in node.taints):
+        return None
+    on_node = [p for p in snap.index.pods_by_node.get(node.name, ()) if not p.terminal]
+    for res, need in pod.requests.items():
+        if need <= 0 or (res not in want and res not in node.allocatable):
+            continue
+        free = node.allocatable.get(res, 0.0) - sum(p.requests.get(res, 0.0) for p in on_node)
+        if free < need:
+            return None
+    reasons: list[FitReason] = []
+    blocked = untolerated(node.taints, pod.tolerations)
+    if blocked:
+        reasons.append(FitReason(TAINT, "taint " + ", ".join(str(t) for t in blocked) + " not tolerated",
+                                 (Evidence.field(node.ref, "spec.taints", [str(t) for t in blocked]),),
+                                 taints=tuple(blocked)))
+    if not node_matches(pod.node_selector, pod.required_affinity, node.labels):
+        reasons.append(FitReason(REQUIREMENTS, "nodeSelector/affinity does not match its labels"))
+    return NodeFit(node, tuple(reasons))
+
+
+def accelerator_nodes(snap: Snapshot) -> list[Node]:
+    """Nodes advertising any accelerator, computed once per snapshot (clusters have thousands of CPU nodes)."""
+    return memoized(snap, "accelerator-nodes",
+                    lambda: [n for n in snap.nodes if accelerator_total(n.allocatable) > 0])
+
+
+def fit_nodes(snap: Snapshot, pod: Pod) -> list[NodeFit]:
+    if not snap.status("nodes").state.usable:
+        return []
+    fits = (fit_node(snap, pod, n) for n in accelerator_nodes(snap))
+    return [f for f in fits if f is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class PodFit:
+    """The whole picture for one pod: every NodePool and every candidate existing node."""
+
+    pools: tuple[PoolFit, ...]
+    nodes: tuple[NodeFit, ...]
+
+    @property
+    def servable(self) -> bool:
+        """Some NodePool or existing node could take the pod as things stand."""
+        return any(p.fits for p in self.pools) or any(n.fits for n in self.nodes)
+
+    def only(self, *kinds: str) -> list[PoolFit]:
+        return [p for p in self.pools if p.only(*kinds)]
+
+    def taint_only(self) -> tuple[list[PoolFit], list[NodeFit]]:
+        """Targets a toleration alone would open up (GT401's territory)."""
+        return ([p for p in self.pools if p.kinds == {TAINT}],
+                [n for n in self.nodes if n.kinds == {TAINT}])
+
+
+def fit(snap: Snapshot, pod: Pod) -> PodFit:
+    """The PodFit of a pod, computed once per snapshot and shared by the checks that need it."""
+    def compute() -> PodFit:
+        pools = fit_pools(snap, pod) if snap.status("nodepools").state.usable else []
+        return PodFit(tuple(pools), tuple(fit_nodes(snap, pod)))
+
+    return memoized(snap, ("pod-fit", pod.namespace, pod.name, pod.meta.uid), compute)
+
+
+def qty(resource: str, v: float) -> str:
+    """A quantity the way kubectl would print it: bytes in Gi/Mi, counts as plain numbers."""
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
+            if abs(v) >= size:
+                return f"{v / size:.4g}{unit}"
+    return f"{v:g}"
+
+
+def _num(v: float) -> float | int:
+    return int(v) if float(v).is_integer() else v
+
+
+def not_considered(snap: Snapshot, pod: Pod) -> str:
+    """Why a pending pod is none of Karpenter's business yet ('' when it is).
+
+    Karpenter acts only on pods a scheduler marked `PodScheduled=False/Unschedulable`. A pod for
+    another scheduler (Volcano, YuniKorn, HAMi, ...) that has not been marked is waiting on that
+    scheduler, and a pod created seconds ago has not been looked at yet. DaemonSet pods are
+    placed per node and are never provisioned for.
+    """
+    if pod.is_daemonset:
+        return "DaemonSet pod"
+    cond = pod.condition("PodScheduled")
+    marked = cond is not None and cond.status == "False" and cond.reason == "Unschedulable"
+    if marked:
+        return ""
+    if pod.scheduler_name != "default-scheduler":
+        return f"waits for scheduler {pod.scheduler_name}, which has not marked it Unschedulable"
+    age = snap.age(pod.meta.created)
+    if age is not None and age < 60:
+        return "created less than a minute ago"
+    return ""

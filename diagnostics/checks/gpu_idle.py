@@ -1,0 +1,74 @@
+"""GPUs that averaged under 10 % utilisation over the last hour (DCGM), with the pod holding them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from diagnostics.gpu_findings import gpu_names, gpus_by_node, node_context, pods_of
+from diagnostics.metric_facts import GPU_UTIL, IDLE_WINDOW, NodeResolver, facts_for, in_words, metric_evidence
+from diagnostics.model import Finding, Remediation, Severity
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot
+
+IDLE_PERCENT = 10.0
+"""Average DCGM_FI_DEV_GPU_UTIL below this over the window counts as idle."""
+
+
+@check(code="GT702", slug="gpu-idle", title="GPUs are doing work",
+       severity=Severity.WARNING, requires=("prometheus",), optional=("nodes", "pods", "nodeclaims"))
+def gpu_idle(snap: Snapshot) -> Iterator[Finding | int]:
+    """GPUs whose average utilisation (DCGM_FI_DEV_GPU_UTIL) stayed under 10 % for the last hour.
+
+    Why it matters:
+    An idle GPU still costs the full instance price, and a pod that holds one idle blocks every
+    pending GPU pod that could use it (a hung job, a notebook left open, a job waiting on data).
+    Only GPUs reporting both now and an hour ago are judged, so a pod that just started is not
+    called idle. MIG instances are left out: DCGM reports no per-instance GPU_UTIL.
+
+    Fix:
+    Check what the pod is doing (`nvidia-smi` inside it, its logs). Delete a hung or finished
+    pod to free the GPU; for interactive work, use a smaller GPU or time-slicing/MIG. A GPU no
+    pod holds means the node is oversized or waiting for consolidation.
+    """
+    facts = facts_for(snap, GPU_UTIL, "gpu_util")
+    resolver = NodeResolver(snap)
+    window = in_words(IDLE_WINDOW)
+    for node, gpus in sorted(gpus_by_node(facts.get("gpu_util"), resolver, skip_mig=True).items()):
+        yield 1
+        idle = [(g, s) for g, s in gpus if s.value < IDLE_PERCENT]
+        if not idle:
+            continue
+        ref = resolver.ref(idle[0][0])
+        ev, related = node_context(snap, node)
+        held = [g for g, _s in idle if g.pod]
+        free = [g for g, _s in idle if not g.pod]
+        for g, s in idle:
+            who = f"held by pod {g.as_value()['pod']}" if g.pod else "no pod holds it"
+            ev.append(metric_evidence(ref, s, f"{g.describe()}: average {s.value:.1f}% over the last {window}; {who}",
+                                      g.as_value(avg_util_percent=round(s.value, 1))))
+        parts = []
+        if held:
+            pods = sorted({g.as_value()["pod"] for g in held})
+            parts.append(f"held by {', '.join(pods[:4])}{' and more' if len(pods) > 4 else ''}")
+        if free:
+            parts.append(f"{gpu_names(free)} not allocated to any pod")
+        title = (f"{len(idle)} of {len(gpus)} GPU{'s' if len(gpus) != 1 else ''} on {node} idle for the last {window} "
+                 f"(average under {IDLE_PERCENT:g}%: {gpu_names(g for g, _s in idle)}): {'; '.join(parts)}")
+        commands: list[str] = []
+        for pref in pods_of(held)[:3]:
+            commands += [f"kubectl exec -n {pref.namespace} {pref.name} -- nvidia-smi",
+                         f"kubectl logs -n {pref.namespace} {pref.name} --tail=50"]
+        if free:
+            commands.append(f"kubectl get pods -A --field-selector spec.nodeName={node} -o wide")
+        yield Finding(
+            subject=ref,
+            title=title,
+            evidence=tuple(ev),
+            remediation=Remediation(
+                "Find out whether the pods holding these GPUs still do useful work; delete hung or finished "
+                "ones to free the GPUs. Unallocated idle GPUs mean the node is bigger than its workload: "
+                "let Karpenter consolidate it or use a smaller instance type.",
+                tuple(commands),
+            ),
+            related=pods_of(held) + related,
+        )

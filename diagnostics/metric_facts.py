@@ -1,0 +1,393 @@
+"""Prometheus facts: the PromQL gputui runs, the samples it got back, and what was not exported.
+
+Pure data plus the helpers checks share (GPU identity from DCGM labels, GPU -> node, evidence),
+so a bundle replays the same findings offline. The Prometheus source fills a `MetricFacts`; checks
+never query anything themselves.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import Any
+
+from diagnostics.model import Evidence, EvidenceKind, ObjectRef
+from diagnostics.records import is_accelerator
+from diagnostics.snapshot import Snapshot
+
+# --- metric names --------------------------------------------------------------------------------
+GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
+XID = "DCGM_FI_DEV_XID_ERRORS"
+XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+ECC_DBE = "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"
+ROW_REMAP_FAILURE = "DCGM_FI_DEV_ROW_REMAP_FAILURE"
+UNCORRECTABLE_REMAPPED_ROWS = "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"
+PCIE_REPLAY = "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"
+GPU_TEMP = "DCGM_FI_DEV_GPU_TEMP"
+NODEPOOL_USAGE = "karpenter_nodepools_usage"
+"""Also `karpenter_nodepool_usage` in older Karpenter releases: queries match both names."""
+NODEPOOL_LIMIT = "karpenter_nodepools_limit"
+KARPENTER = "karpenter"
+"""Pseudo-name for "this Prometheus scrapes Karpenter at all" (build info or any nodepool gauge)."""
+
+DCGM_DEFAULT_ON = (GPU_UTIL, XID, ROW_REMAP_FAILURE, UNCORRECTABLE_REMAPPED_ROWS, PCIE_REPLAY, GPU_TEMP)
+DCGM_DEFAULT_OFF = (ECC_DBE, XID_COUNT)
+
+# --- windows the queries and the checks' wording share ------------------------------------------
+IDLE_WINDOW = "1h"
+XID_WINDOW = "1h"
+FAILURE_WINDOW = "15m"
+PCIE_WINDOW = "15m"
+
+
+def in_words(window: str) -> str:
+    """'1h' -> 'hour', '15m' -> '15 minutes': titles read "in the last hour"."""
+    m = re.fullmatch(r"(\d+)([mh])", window)
+    if not m:
+        return window
+    n, unit = int(m.group(1)), {"m": "minute", "h": "hour"}[m.group(2)]
+    return unit if n == 1 else f"{n} {unit}s"
+
+
+NA_SENTINEL = 2.0 ** 63 - 100
+"""dcgm-exporter renders blank/unsupported fields as huge integers (9223372036854775794): N/A."""
+
+_ACCELERATOR_TYPES = r"nvidia\\.com/.*|amd\\.com/gpu|aws\\.amazon\\.com/neuron.*|habana\\.ai/gaudi|gpu\\.intel\\.com/.*"
+_FAILURE_REASONS = "insufficient_capacity|launch_timeout|registration_timeout|nodeclass_not_ready|liveness"
+"""Disruption reasons that mean "a NodeClaim never became a node" (`liveness`: pre-v1 registration timeout)."""
+_KARPENTER_COUNTERS = ("karpenter_nodeclaims_disrupted_total", "karpenter_nodeclaims_terminated_total",
+                       "karpenter_cloudprovider_instance_launch_failures_total")
+_KARPENTER_WITNESS = '{__name__=~"karpenter_build_info|karpenter_nodepools?_usage"}'
+
+
+def _new_or_increased(metric: str, selector: str, window: str) -> str:
+    """Counter grew in the window, or its series was born in it (increase() misses a first sample).
+
+    A series counts as born in the window only if Prometheus already scraped Karpenter a window
+    ago: right after a Prometheus restart every series looks new, with totals from long before.
+    """
+    m = f"{metric}{selector}"
+    # Born series first: their value is the exact count, where increase() would extrapolate.
+    return (f"(({m} unless {m} offset {window}) and on() group({_KARPENTER_WITNESS} offset {window}))"
+            f" or increase({m}[{window}]) > 0")
+
+
+QUERIES: dict[str, tuple[str, ...]] = {
+    # Which of the metrics the checks need exist at all (instant: sampled in the last 5 minutes).
+    "present": (
+        'group by (__name__) ({__name__=~"' + "|".join(DCGM_DEFAULT_ON + DCGM_DEFAULT_OFF)
+        + "|karpenter_build_info|karpenter_nodepools?_(usage|limit)|" + "|".join(_KARPENTER_COUNTERS) + '"})',
+    ),
+    # Average utilisation per GPU over the hour, only for series alive now *and* an hour ago, so a
+    # pod that started five minutes ago (still loading data at 0 %) is not called idle.
+    "gpu_util": (f"avg_over_time({GPU_UTIL}[{IDLE_WINDOW}]) and {GPU_UTIL} and {GPU_UTIL} offset 50m",),
+    # The Xid gauge holds the *last* Xid forever: a value alone says "ever since the exporter
+    # started". An Xid is recent when its series changed in the window, or was born in it while
+    # Prometheus was already scraping dcgm-exporter (else a fresh Prometheus calls old Xids new).
+    "xid_changed": (f"changes({XID}[{XID_WINDOW}]) > 0",),
+    "xid_new": (f"max_over_time({XID}[{XID_WINDOW}]) > 0 unless max_over_time({XID}[{XID_WINDOW}] offset {XID_WINDOW})"
+                f" and on() group(last_over_time({XID}[10m] offset {XID_WINDOW}))",),
+    "xid_max": (f"max_over_time({XID}[{XID_WINDOW}]) > 0",),
+    "xid_last": (f"last_over_time({XID}[{XID_WINDOW}]) > 0",),
+    "xid_count": (f"increase({XID_COUNT}[{XID_WINDOW}]) > 0",),
+    "ecc_dbe": (f"max_over_time({ECC_DBE}[10m])",),
+    "ecc_dbe_new": (f"increase({ECC_DBE}[{XID_WINDOW}]) > 0",),
+    "row_remap_failure": (f"max_over_time({ROW_REMAP_FAILURE}[10m])",),
+    "uncorrectable_remapped_rows": (f"max_over_time({UNCORRECTABLE_REMAPPED_ROWS}[10m]) > 0",),
+    "pcie_replay_rate": (f"rate({PCIE_REPLAY}[{PCIE_WINDOW}])",),
+    "gpu_temp": (f"avg_over_time({GPU_TEMP}[5m])",),
+    # Both Karpenter generations: karpenter_nodepool_usage (older) and karpenter_nodepools_usage.
+    "nodepool_usage": (f'{{__name__=~"karpenter_nodepools?_usage", resource_type=~"{_ACCELERATOR_TYPES}"}}',),
+    "nodepool_limit": (f'{{__name__=~"karpenter_nodepools?_limit", resource_type=~"{_ACCELERATOR_TYPES}"}}',),
+    # One query per name: increase() drops __name__, so one regex over both would collide.
+    "nodeclaim_failures": (
+        _new_or_increased("karpenter_nodeclaims_disrupted_total", f'{{reason=~"{_FAILURE_REASONS}"}}',
+                          FAILURE_WINDOW),
+        _new_or_increased("karpenter_nodeclaims_terminated_total", f'{{reason=~"{_FAILURE_REASONS}"}}',
+                          FAILURE_WINDOW),
+    ),
+    "launch_failures": (
+        _new_or_increased("karpenter_cloudprovider_instance_launch_failures_total", "", FAILURE_WINDOW),
+    ),
+}
+"""Purpose -> PromQL. Purposes are the contract between the Prometheus source and the checks."""
+
+NEEDS: dict[str, str] = {
+    "gpu_util": GPU_UTIL, "xid_changed": XID, "xid_new": XID, "xid_max": XID, "xid_last": XID,
+    "xid_count": XID_COUNT, "ecc_dbe": ECC_DBE, "ecc_dbe_new": ECC_DBE, "row_remap_failure": ROW_REMAP_FAILURE,
+    "uncorrectable_remapped_rows": UNCORRECTABLE_REMAPPED_ROWS, "pcie_replay_rate": PCIE_REPLAY,
+    "gpu_temp": GPU_TEMP, "nodepool_usage": NODEPOOL_USAGE, "nodepool_limit": NODEPOOL_LIMIT,
+    "nodeclaim_failures": KARPENTER, "launch_failures": KARPENTER,
+}
+"""Purpose -> the metric it reads: the source skips a purpose whose metric is absent."""
+
+
+# --- data ----------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One series of one instant query, with the PromQL that produced it (evidence quotes it)."""
+
+    query: str
+    labels: Mapping[str, str]
+    value: float
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"query": self.query, "labels": dict(self.labels), "value": self.value,
+                "at": self.at.timestamp()}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Sample:
+        return cls(str(d["query"]), dict(d.get("labels") or {}), float(d["value"]),
+                   datetime.fromtimestamp(float(d["at"]), timezone.utc))
+
+
+@dataclass(frozen=True)
+class MetricFacts:
+    """What one round of Prometheus queries returned."""
+
+    queried_at: datetime
+    url: str = field(default="", metadata={"sensitive": True})
+    """The Prometheus (or API-server proxy) URL: identifies the cluster, so bundles redact it."""
+    samples: Mapping[str, tuple[Sample, ...]] = field(default_factory=dict)
+    """Samples by purpose (keys of QUERIES)."""
+    queries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The PromQL run per purpose, also when it returned nothing (so "no samples" is checkable)."""
+    absent: Mapping[str, str] = field(default_factory=dict)
+    """Metric name -> why it is missing ("off in dcgm-exporter's default counters")."""
+    errors: Mapping[str, str] = field(default_factory=dict)
+    """Purpose -> error of a query that failed or timed out."""
+
+    def get(self, purpose: str) -> tuple[Sample, ...]:
+        return self.samples.get(purpose, ())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "queried_at": self.queried_at.isoformat().replace("+00:00", "Z"),
+            "url": self.url,
+            "samples": {p: [s.to_json() for s in ss] for p, ss in self.samples.items()},
+            "queries": {p: list(q) for p, q in self.queries.items()},
+            "absent": dict(self.absent),
+            "errors": dict(self.errors),
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> MetricFacts:
+        return cls(
+            queried_at=datetime.fromisoformat(str(d["queried_at"]).replace("Z", "+00:00")),
+            url=str(d.get("url") or ""),
+            samples={p: tuple(Sample.from_json(s) for s in ss) for p, ss in (d.get("samples") or {}).items()},
+            queries={p: tuple(q) for p, q in (d.get("queries") or {}).items()},
+            absent=dict(d.get("absent") or {}),
+            errors=dict(d.get("errors") or {}),
+        )
+
+
+SENSITIVE_FIELDS = ("url",)
+
+
+def absent_metrics(present: Iterable[str]) -> dict[str, str]:
+    """Which needed metrics are missing, each with the likely reason (pure: from the `present` names)."""
+    have = set(present)
+    out: dict[str, str] = {}
+    dcgm_seen = any(m in have for m in DCGM_DEFAULT_ON + DCGM_DEFAULT_OFF)
+    for m in DCGM_DEFAULT_ON:
+        if m not in have:
+            out[m] = ("no dcgm-exporter metrics in this Prometheus: is dcgm-exporter installed and scraped?"
+                      if not dcgm_seen else "on by default, but missing from this dcgm-exporter's counters CSV")
+    for m in DCGM_DEFAULT_OFF:
+        if m not in have:
+            out[m] = "off in dcgm-exporter's default counters"
+    for new, old in ((NODEPOOL_USAGE, "karpenter_nodepool_usage"), (NODEPOOL_LIMIT, "karpenter_nodepool_limit")):
+        if new not in have and old not in have:
+            out[new] = f"nor {old} (older Karpenter): is Karpenter's /metrics scraped by this Prometheus?"
+    if not have & {"karpenter_build_info", NODEPOOL_USAGE, "karpenter_nodepool_usage", *_KARPENTER_COUNTERS}:
+        out[KARPENTER] = ("no Karpenter metrics (karpenter_build_info, karpenter_nodepools_usage): "
+                          "is Karpenter's /metrics scraped by this Prometheus?")
+    return out
+
+
+class MetricUnavailable(Exception):
+    """Raised by a check that cannot judge because its metric is not there; the engine skips the check.
+
+    Duck-typed (`skips_check`) so the engine needs no import of this module.
+    """
+
+    skips_check = True
+
+
+def facts_for(snap: Snapshot, metric: str, *purposes: str) -> MetricFacts:
+    """The snapshot's facts when `metric` was exported and `purposes` were queried, else MetricUnavailable."""
+    facts = snap.metrics
+    if not isinstance(facts, MetricFacts):
+        raise MetricUnavailable("prometheus: no metric samples in this snapshot")
+    if metric in facts.absent:
+        if metric == KARPENTER:
+            raise MetricUnavailable(facts.absent[metric])
+        raise MetricUnavailable(f"{metric} not exported ({facts.absent[metric]})")
+    for p in purposes:
+        if p in facts.errors:
+            raise MetricUnavailable(f"query for {p} failed: {facts.errors[p]}")
+    return facts
+
+
+def usable(value: float) -> bool:
+    """False for NaN and dcgm-exporter's N/A sentinels."""
+    return value == value and abs(value) < NA_SENTINEL
+
+
+# --- GPU identity and placement ------------------------------------------------------------------
+_NODE_LABELS = ("Hostname", "hostname", "kubernetes_node", "node", "nodename")
+"""dcgm-exporter labels the node `Hostname` (before its 2026 rename) or `hostname`; scrape configs
+often add `kubernetes_node` / `node`."""
+
+
+@dataclass(frozen=True, slots=True)
+class GpuLabels:
+    """One GPU (or MIG instance) as dcgm-exporter labels it."""
+
+    host: str
+    """The node as the exporter named it, or the scrape target's address when no host label exists."""
+    index: str
+    uuid: str
+    model: str
+    pod: str
+    namespace: str
+    container: str
+    mig: str
+    """`GPU_I_PROFILE` / `GPU_I_ID` for a MIG instance, else ''."""
+
+    @classmethod
+    def of(cls, labels: Mapping[str, str]) -> GpuLabels:
+        host = (next((labels[k] for k in _NODE_LABELS if labels.get(k)), "")
+                or _instance_host(labels.get("instance", "")))
+        mig = labels.get("GPU_I_PROFILE") or ""
+        if labels.get("GPU_I_ID"):
+            mig = f"{mig} #{labels['GPU_I_ID']}".strip()
+        if labels.get("exported_pod"):
+            # Scraped without honorLabels: the workload's labels were renamed exported_*, and
+            # pod/namespace/container now name the exporter itself.
+            pod, ns, container = (labels["exported_pod"], labels.get("exported_namespace", ""),
+                                  labels.get("exported_container", ""))
+        else:
+            pod, ns, container = labels.get("pod", ""), labels.get("namespace", ""), labels.get("container", "")
+            if "dcgm-exporter" in pod:  # same scrape setup, GPU held by no pod: only the exporter's labels
+                pod, ns, container = "", "", ""
+        return cls(host, labels.get("gpu", ""), labels.get("UUID") or labels.get("uuid") or "",
+                   labels.get("modelName", ""), pod, ns, container, mig)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.host, self.uuid or self.index, self.mig)
+
+    @property
+    def pod_ref(self) -> ObjectRef | None:
+        return ObjectRef("Pod", self.pod, self.namespace or None) if self.pod else None
+
+    def describe(self) -> str:
+        """`GPU 7 (NVIDIA H100 80GB HBM3)`; MIG instances say so."""
+        name = f"GPU {self.index}" if self.index else (self.uuid or "GPU ?")
+        if self.mig:
+            name += f" MIG {self.mig}"
+        return f"{name} ({self.model})" if self.model else name
+
+    def as_value(self, **extra: Any) -> dict[str, Any]:
+        """The evidence value: which GPU, which pod, plus what was measured."""
+        out: dict[str, Any] = {"gpu": self.index}
+        if self.uuid:
+            out["UUID"] = self.uuid
+        if self.model:
+            out["modelName"] = self.model
+        if self.mig:
+            out["mig"] = self.mig
+        if self.pod:
+            out["pod"] = f"{self.namespace}/{self.pod}" if self.namespace else self.pod
+        out.update(extra)
+        return out
+
+
+def _instance_host(instance: str) -> str:
+    if not instance:
+        return ""
+    if instance.startswith("["):  # [fd00::1]:9400
+        return instance[1:].split("]", 1)[0]
+    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+
+
+class NodeResolver:
+    """Maps a GPU's host label to a Node: by name, by InternalIP, by the exporter pod's IP or name.
+
+    dcgm-exporter sets Hostname from NODE_NAME (the GPU Operator does); without it the label is the
+    exporter pod's name, and some scrape configs only carry `instance` (pod or node IP:port).
+    """
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self.nodes = {n.name for n in snap.nodes}
+        self.by_ip: dict[str, str] = {}
+        for n in snap.nodes:
+            for a in ((n.obj.get("status") or {}).get("addresses") or []) if isinstance(n.obj, Mapping) else []:
+                if isinstance(a, Mapping) and a.get("address") and a.get("type") != "Hostname":
+                    self.by_ip.setdefault(str(a["address"]), n.name)
+        self.short: dict[str, list[str]] = {}
+        for name in self.nodes:
+            self.short.setdefault(name.split(".", 1)[0], []).append(name)
+
+    @cached_property
+    def _pods(self) -> tuple[dict[str, str], dict[str, str]]:
+        """(pod IP -> node, pod name -> node), built only when a host label is not a node name."""
+        by_ip: dict[str, str] = {}
+        by_name: dict[str, str] = {}
+        for p in self.snap.pods:
+            if not p.node_name:
+                continue
+            by_name.setdefault(p.name, p.node_name)
+            status = (p.obj.get("status") or {}) if isinstance(p.obj, Mapping) else {}
+            if status.get("podIP"):
+                by_ip.setdefault(str(status["podIP"]), p.node_name)
+        return by_ip, by_name
+
+    def node(self, gpu: GpuLabels) -> str:
+        """The node name ('' when the sample names no host at all)."""
+        host = gpu.host
+        if not host or host in self.nodes:
+            return host
+        if _is_ip(host):
+            return self.by_ip.get(host) or self._pods[0].get(host) or host
+        if host in self._pods[1]:
+            return self._pods[1][host]
+        same = self.short.get(host.split(".", 1)[0], [])
+        return same[0] if len(same) == 1 else host
+
+    def ref(self, gpu: GpuLabels) -> ObjectRef:
+        return ObjectRef("Node", self.node(gpu) or "unknown")
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def metric_evidence(subject: ObjectRef | None, sample: Sample, note: str = "", value: Any = None) -> Evidence:
+    """Evidence quoting the PromQL (path) and the sample, so a reader can re-run it in Prometheus."""
+    shown = value if value is not None else round(sample.value, 3)
+    return Evidence(EvidenceKind.METRIC, subject, sample.query, shown, note)
+
+
+def absence_evidence(facts: MetricFacts, metric: str, subject: ObjectRef | None, consequence: str) -> list[Evidence]:
+    """Say so when an enriching metric is missing, instead of letting its silence read as healthy."""
+    if metric not in facts.absent:
+        return []
+    return [Evidence.absence(subject, metric, note=f"not exported ({facts.absent[metric]}): {consequence}")]
+
+
+def is_accelerator_type(resource_type: str) -> bool:
+    """Karpenter lower-cases resource names and turns '-' into '_' in the `resource_type` label."""
+    return is_accelerator(resource_type) or is_accelerator(resource_type.replace("_", "-"))

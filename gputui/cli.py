@@ -33,6 +33,11 @@ def _global_options(p: argparse.ArgumentParser, suppress: bool) -> None:
     p.add_argument("-n", "--namespace", default=d, help="namespace for pod/NAME targets and debug pods")
     p.add_argument("--read-only", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="never create anything in the cluster (no debug pods)")
+    p.add_argument("--prometheus-url", default=d, metavar="URL",
+                   help="Prometheus with DCGM/Karpenter metrics (default: $GPUTUI_PROMETHEUS_URL, else discover "
+                        "an in-cluster Prometheus through the API server)")
+    p.add_argument("--aws-profile", default=d, help="AWS profile for EC2 evidence (default: boto3's chain)")
+    p.add_argument("--aws-region", default=d, help="AWS region (default: boto3's chain, else from node providerIDs)")
 
 
 def build_parser() -> argparse.ArgumentParser:

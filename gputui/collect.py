@@ -35,8 +35,13 @@ def _pod_selectors(api: Api, target: ObjectRef | None) -> list[tuple[str | None,
 
 
 def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
-            now: Callable[[], datetime] = utcnow, workers: int = 8) -> Snapshot:
-    """Read the sources for `target` (None = whole cluster). Raises TargetNotFound, Unreachable."""
+            now: Callable[[], datetime] = utcnow, workers: int = 8, prometheus: Any = None,
+            aws: Any = None) -> Snapshot:
+    """Read the sources for `target` (None = whole cluster). Raises TargetNotFound, Unreachable.
+
+    `prometheus` (PrometheusSettings) and `aws` (AwsConfig) are optional sources read alongside the
+    Kubernetes lists; without them their checks are skipped with the reason.
+    """
     store = Store(clock=now)
     store.cluster = {"context": info.context, "server": info.server}
     try:
@@ -77,7 +82,11 @@ def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
     merged: dict[str, dict[tuple[str | None, str], Any]] = {}
     failed: dict[str, SourceStatus] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
+        prom_future = pool.submit(_prometheus, prometheus, api, now) if prometheus is not None else None
         results = list(pool.map(lambda j: read(*j), jobs))
+        if prom_future is not None:
+            facts, prom_status = prom_future.result()
+            store.set_extra("prometheus", facts, prom_status)
     unreachable = [st for _s, _r, st in results if st is not None and st.state is SourceState.UNREACHABLE]
     if unreachable and len(unreachable) == len(results):
         raise Unreachable(unreachable[0].detail)
@@ -103,7 +112,26 @@ def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
             if st is None:
                 for r in recs or ():
                     merged.setdefault("pods", {})[_key(source, r)] = r
-    return _freeze(store, merged, failed, target)
+    snap = _freeze(store, merged, failed, target)
+    if aws is not None:
+        snap = _with_aws(snap, aws)
+    return snap
+
+
+def _prometheus(settings: Any, api: Api, now: Callable[[], datetime]) -> tuple[Any, SourceStatus]:
+    from gputui.sources.prometheus import collect as collect_prometheus
+
+    return collect_prometheus(settings, api, now=now)  # type: ignore[no-any-return]
+
+
+def _with_aws(snap: Snapshot, config: Any) -> Snapshot:
+    """AWS reads depend on the EC2NodeClasses and NodePools just listed, so they run after them."""
+    from dataclasses import replace
+
+    from gputui.sources.aws import collect_aws
+
+    facts, status = collect_aws(snap, config)
+    return replace(snap, aws=facts, sources={**snap.sources, "aws": status})
 
 
 def _key(source: str, rec: Any) -> tuple[str | None, str]:

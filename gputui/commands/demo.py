@@ -31,6 +31,8 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
     cluster.start()
+    extras = DemoExtras.start(cluster)
+    extras.apply(args)
     try:
         if args.serve:
             return _serve(cluster, args)
@@ -45,7 +47,62 @@ def run(args: argparse.Namespace) -> int:
 
         return run_tui(args, title=f"demo: {args.scenario}")
     finally:
+        extras.stop()
         cluster.stop()
+
+
+class DemoExtras:
+    """The demo's Prometheus (and, when available, AWS) endpoints, seeded to match the scenario."""
+
+    def __init__(self) -> None:
+        self.prometheus_url: str | None = None
+        self.stops: list = []  # type: ignore[type-arg]
+        self.env: dict[str, str] = {}
+
+    @classmethod
+    def start(cls, cluster) -> DemoExtras:  # type: ignore[no-untyped-def]
+        self = cls()
+        objects = [o for objs in cluster.scenario.objects.values() for o in objs] if cluster.scenario else []
+        try:
+            from gputui.sources.prometheus_demo import start_demo_prometheus
+            from gputui.sources.prometheus_local import LocalPrometheusError
+
+            try:
+                started = start_demo_prometheus(objects)
+            except LocalPrometheusError as exc:
+                print(f"gputui demo: Prometheus did not start ({exc}); metric checks will be skipped",
+                      file=sys.stderr)
+                started = None
+            if started is not None:
+                self.prometheus_url, stop = started
+                self.stops.append(stop)
+                self.env["GPUTUI_PROMETHEUS_URL"] = self.prometheus_url
+        except ImportError:
+            pass
+        try:
+            from gputui.sources.aws_demo import start_demo_aws
+
+            endpoint, region, stop = start_demo_aws(cluster.scenario)
+            self.stops.append(stop)
+            self.env.update({"AWS_ENDPOINT_URL": endpoint, "AWS_REGION": region,
+                             "AWS_ACCESS_KEY_ID": "demo", "AWS_SECRET_ACCESS_KEY": "demo",
+                             "AWS_EC2_METADATA_DISABLED": "true"})
+        except ImportError:
+            pass
+        return self
+
+    def apply(self, args: argparse.Namespace) -> None:
+        """Point this process's sources at the demo endpoints (and nothing else)."""
+        if self.prometheus_url and not getattr(args, "prometheus_url", None):
+            args.prometheus_url = self.prometheus_url
+        os.environ.update(self.env)
+
+    def stop(self) -> None:
+        for stop in reversed(self.stops):
+            try:
+                stop()
+            except Exception:  # noqa: BLE001 - best effort on the way out
+                pass
 
 
 def _headless(args: argparse.Namespace) -> int:
@@ -57,8 +114,10 @@ def _headless(args: argparse.Namespace) -> int:
     from gputui.commands.connect import connect
     from gputui.summary import render_summary
 
+    from gputui.config import aws_config, prometheus_settings
+
     api, info = connect(args)
-    snap = collect(api, info, None, now=clock.now)
+    snap = collect(api, info, None, now=clock.now, prometheus=prometheus_settings(args), aws=aws_config(args))
     report = run_checks(snap)
     render_summary(snap, report, Console(width=None if sys.stdout.isatty() else 160))
     return ExitCode.OK
@@ -69,6 +128,10 @@ def _serve(cluster, args: argparse.Namespace) -> int:  # type: ignore[no-untyped
     cluster.write_kubeconfig(str(out))  # written atomically, only now that the server listens
     print(f"gputui demo cluster ({args.scenario}) on {cluster.url}")
     print(f"export KUBECONFIG={out}")
+    for k, v in sorted(os.environ.items()):
+        if k in ("GPUTUI_PROMETHEUS_URL", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID",
+                 "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED"):
+            print(f"export {k}={v}")
     print("Ctrl-C to stop.", flush=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

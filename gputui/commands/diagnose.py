@@ -32,9 +32,12 @@ def run(args: argparse.Namespace) -> int:
         from gputui.commands.connect import connect
         from gputui.kubeapi import Unreachable
 
+        from gputui.config import aws_config, prometheus_settings
+
         api, info = connect(args)
         try:
-            snap = collect(api, info, target.ref, now=clock.now)
+            snap = collect(api, info, target.ref, now=clock.now, prometheus=prometheus_settings(args),
+                           aws=aws_config(args))
         except TargetNotFound as exc:
             raise UsageError(str(exc)) from None
         except Unreachable as exc:

@@ -58,6 +58,7 @@ class DemoExtras:
         self.prometheus_url: str | None = None
         self.stops: list = []  # type: ignore[type-arg]
         self.env: dict[str, str] = {}
+        self._saved: dict[str, str | None] = {}
 
     @classmethod
     def start(cls, cluster) -> DemoExtras:  # type: ignore[no-untyped-def]
@@ -95,9 +96,15 @@ class DemoExtras:
         """Point this process's sources at the demo endpoints (and nothing else)."""
         if self.prometheus_url and not getattr(args, "prometheus_url", None):
             args.prometheus_url = self.prometheus_url
+        self._saved = {k: os.environ.get(k) for k in self.env}
         os.environ.update(self.env)
 
     def stop(self) -> None:
+        for k, v in self._saved.items():  # leave the process environment as we found it
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         for stop in reversed(self.stops):
             try:
                 stop()

@@ -22,3 +22,10 @@ def test_ci_runs_the_readme_test_command() -> None:
     test_cmd = _code_blocks((ROOT / "README.md").read_text())[1]
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_cmd in ci
+
+
+def test_readme_checks_table_is_generated_from_the_registry() -> None:
+    from gputui.docs import render
+
+    text = (ROOT / "README.md").read_text()
+    assert render(text) == text, "run `python -m gputui.docs` to regenerate README's checks table"

@@ -20,7 +20,12 @@ class ExitCode(enum.IntEnum):
     """Warnings, but nothing worse."""
     UNREACHABLE = 5
     """The cluster (API server) could not be reached."""
+    DEBUG_POD_FAILED = 6
+    """`gputui debug`: the debug pod could not run nvidia-smi or could not reach the GPUs."""
     INTERRUPTED = 130
+    """SIGINT (Ctrl-C)."""
+    TERMINATED = 143
+    """SIGTERM."""
 
 
 def for_severity(worst: Severity) -> ExitCode:

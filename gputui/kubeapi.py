@@ -147,8 +147,12 @@ class Api:
         finally:
             raw.release_conn()
 
-    def stream(self, path: str, query: list[tuple[str, Any]], read_timeout: float) -> Iterator[bytes]:
-        """Lines of a chunked response (watch events, followed logs). Closes the connection when done."""
+    def stream(self, path: str, query: list[tuple[str, Any]], read_timeout: float,
+               keep_blank: bool = False) -> Iterator[bytes]:
+        """Lines of a chunked response (watch events, followed logs). Closes the connection when done.
+
+        Watch streams skip blank lines; logs keep them (`keep_blank`): nvidia-smi's tables need them.
+        """
         raw = self._request("GET", path, query, timeout=(self.timeout, read_timeout), accept="*/*")
         buf = b""
         try:
@@ -159,7 +163,7 @@ class Api:
                     if nl < 0:
                         break
                     line, buf = buf[:nl], buf[nl + 1:]
-                    if line.strip():
+                    if keep_blank or line.strip():
                         yield line
             if buf.strip():
                 yield buf

@@ -1,0 +1,331 @@
+"""nvidia-smi, run on a node by a gputui debug pod, reports a broken driver, a lost GPU or failing GPU memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from diagnostics.model import Evidence, EvidenceKind, Finding, ObjectRef, Remediation, Severity
+from diagnostics.node_health import blast_radius, clip
+from diagnostics.records import Node, NodeClaim
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot
+from diagnostics.timeutil import human_age
+
+# ---------------------------------------------------------------------------------------------
+# The JSON this check reads: `snapshot.gpu_reports[node]`, written by gputui's debug pod
+# (gputui.debugpod.result.DebugResult.as_json). Only these keys are read; anything else is ignored:
+#
+#   {"kind": "GpuHealth", "node": str, "taken_at": RFC3339 | null,
+#    "pod": {"name": str, "namespace": str, ...} | null,
+#    "route": {"gpus": int, "privileged": bool, "runtime_class": str | null, ...} | null,
+#    "report": {"gpus": [{"index": int | null, "name", "uuid", "bus_id": str | null, ...}], ...} | null,
+#    "flags": [{"gpu_index": int | null, "code": str, "severity": "warning" | "error" | "critical",
+#               "message": str, "field": str | null, "value": str | null}],
+#    "failure": {"code": str, "stage": "pod" | "route" | "gpu", "title": str, "detail": str,
+#                "hints": [str]} | null}
+#
+# `report` null means nvidia-smi never ran (the pod failed to start): nothing to judge.
+# ---------------------------------------------------------------------------------------------
+
+_SEVERITY = {"warning": Severity.WARNING, "error": Severity.ERROR, "critical": Severity.CRITICAL}
+
+# Flag codes (gputui.debugpod.health) -> what the title says and which fix applies.
+_REPLACE, _RESET, _WATCH = "replace", "reset", "watch"
+_FLAGS: Mapping[str, tuple[str, str]] = {
+    "driver-not-loaded": ("the NVIDIA driver is not loaded (nvidia-smi exit 9): no GPU pod can run here", _REPLACE),
+    "driver-library-mismatch": ("the NVIDIA driver and its library differ in version (upgraded without a reboot)",
+                                _RESET),
+    "gpu-lost": ("{gpus} fell off the bus (GPU is lost): unusable until the node reboots", _REPLACE),
+    "gpu-inaccessible": ("nvidia-smi cannot open {gpus}", _RESET),
+    "gpu-requires-reset": ("{gpus} need a GPU reset before use", _RESET),
+    "ecc-uncorrected": ("{gpus} reported uncorrectable ECC errors since the driver loaded", _RESET),
+    "row-remap-failure": ("{gpus}: row remapping failed, the memory can no longer be repaired (RMA)", _REPLACE),
+    "row-remap-pending": ("{gpus}: a memory row remap is pending until the GPU is reset", _RESET),
+    "retired-pages-pending": ("{gpus}: memory pages are waiting to be retired until the GPU is reset", _RESET),
+    "recovery-action": ("the driver asks for a recovery action on {gpus}", _RESET),
+    "inforom-corrupted": ("a GPU's infoROM is corrupted (nvidia-smi exit 14): replace the GPU", _REPLACE),
+    "nvidia-smi-internal-error": ("nvidia-smi hit an internal driver error (exit 255)", _RESET),
+    "nvidia-smi-timeout": ("nvidia-smi hung: a GPU fell off the bus or the driver is wedged", _REPLACE),
+    "nvidia-smi-failed": ("nvidia-smi failed", _RESET),
+    "pcie-link-degraded": ("{gpus}: PCIe link narrower than its maximum (degraded slot, riser or GPU)", _WATCH),
+    "clocks-slowdown": ("{gpus}: clocks cut by a hardware or thermal slowdown", _WATCH),
+    # From a privileged pod (host nvidia-smi) these are the node's fault, not the pod's way in:
+    "nvml-init-failure": ("NVML cannot initialise even with host access: the driver is unusable", _REPLACE),
+    "no-devices": ("nvidia-smi finds no GPU even with host access: GPUs unbound from the driver or lost", _REPLACE),
+    "nvidia-smi-not-found": ("no nvidia-smi on the host: the NVIDIA driver is not installed", _REPLACE),
+    "nvml-library-missing": ("the NVML library is missing on the host: the driver install is broken", _REPLACE),
+    "unreadable-field": ("nvidia-smi could not read some values of {gpus}", _WATCH),
+}
+_ROUTE_FLAGS = frozenset({"nvml-init-failure", "no-devices", "nvidia-smi-not-found", "nvml-library-missing"})
+"""Flags that, from an unprivileged debug pod, say more about the pod's access than about the GPUs."""
+
+_COUNT_LABELS = ("karpenter.k8s.aws/instance-gpu-count", "nvidia.com/gpu.count",
+                 "cloud.google.com/gke-accelerator-count")
+"""Physical GPU counts (time-slicing and MIG make `status.capacity` no measure of physical GPUs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Flag:
+    gpu_index: int | None
+    code: str
+    severity: Severity
+    message: str
+    field: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    """One node's nvidia-smi result, read defensively from the JSON above."""
+
+    node: str
+    taken_at: datetime | None
+    pod: str
+    gpus: tuple[Mapping[str, Any], ...]
+    flags: tuple[_Flag, ...]
+    failure: Mapping[str, Any]
+    route: Mapping[str, Any]
+
+    def gpu(self, index: int | None) -> Mapping[str, Any]:
+        return next((g for g in self.gpus if g.get("index") == index), {})
+
+    @property
+    def sees_all_gpus(self) -> bool:
+        """nvidia-smi ran without a GPU request (or on the host), so it should list every GPU."""
+        return not self.route or not _int(self.route.get("gpus"))
+
+    @property
+    def privileged(self) -> bool:
+        return bool(self.route.get("privileged")) if self.route else True
+
+
+def _map(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    try:
+        return int(str(v))
+    except (TypeError, ValueError):
+        return None
+
+
+def _time(v: Any) -> datetime | None:
+    if not isinstance(v, str) or not v:
+        return None
+    try:
+        return datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def read_result(node: str, raw: Any) -> _Result | None:
+    """The result, or None when nvidia-smi produced nothing to judge (or the JSON is not ours)."""
+    data = _map(raw)
+    report = data.get("report")
+    if not isinstance(report, Mapping):
+        return None
+    flags = []
+    for f in data.get("flags") or []:
+        f = _map(f)
+        severity = _SEVERITY.get(str(f.get("severity", "")).lower())
+        if severity is None or not f.get("code"):
+            continue
+        flags.append(_Flag(_int(f.get("gpu_index")), str(f["code"]), severity, str(f.get("message") or ""),
+                           str(f.get("field") or "nvidia-smi"), f.get("value")))
+    pod = _map(data.get("pod"))
+    return _Result(
+        node=str(data.get("node") or node),
+        taken_at=_time(data.get("taken_at")),
+        pod=f"{pod.get('namespace')}/{pod.get('name')}" if pod.get("name") else "",
+        gpus=tuple(_map(g) for g in report.get("gpus") or [] if isinstance(g, Mapping)),
+        flags=tuple(flags),
+        failure=_map(data.get("failure")),
+        route=_map(data.get("route")),
+    )
+
+
+@check(code="GT801", slug="gpu-health-nvidia-smi", title="nvidia-smi finds the GPUs healthy",
+       severity=Severity.ERROR, requires=("nvidia-smi",), optional=("nodes", "pods", "nodeclaims"))
+def gpu_health_nvidia_smi(snap: Snapshot) -> Iterator[Finding | int]:
+    """nvidia-smi, run on a node by a gputui debug pod, reports a GPU or driver problem.
+
+    Why it matters:
+    Kubernetes only sees what the device plugin tells it: a node can stay Ready and keep
+    advertising GPUs while its driver is gone, a GPU has fallen off the bus, or GPU memory has
+    uncorrectable ECC errors and pending row remaps. Pods scheduled there crash or compute wrong
+    results, and Karpenter keeps the node because nothing in the API says it is broken.
+
+    Fix:
+    Follow the finding: a lost GPU, a failed row remap, a missing driver or a corrupted infoROM
+    means cordon, drain and replace the node (delete its NodeClaim; Karpenter launches a new one).
+    Pending row remaps, retired pages and uncorrectable ECC errors need a GPU reset (or a reboot)
+    after draining. A degraded PCIe link or clock slowdown is a warning: watch it and replace the
+    node if it persists. Re-run `gputui debug node/NAME` to confirm the fix.
+    """
+    idx = snap.index
+    for name, raw in sorted(snap.gpu_reports.items()):
+        result = read_result(name, raw)
+        if result is None:
+            continue
+        yield 1
+        node = idx.node.get(result.node)
+        claim = idx.nodeclaim_by_node.get(result.node)
+        route_only = str(result.failure.get("stage") or "") == "route"
+        groups: dict[str, list[_Flag]] = {}
+        for f in result.flags:
+            if f.code in _ROUTE_FLAGS and not result.privileged:
+                route_only = route_only or not result.gpus
+                continue
+            groups.setdefault(f.code, []).append(f)
+        if route_only and not result.gpus:
+            yield _route_finding(snap, result)
+            continue
+        if not groups and str(result.failure.get("stage") or "") == "gpu":
+            # A failure with no flag behind it (nvidia-smi hung past gputui's timeout): a flag of its own.
+            code = "nvidia-smi-timeout" if result.failure.get("code") == "nvidia-smi-hung" else "nvidia-smi-failed"
+            said = str(result.failure.get("title") or result.failure.get("detail") or "")
+            groups[code] = [_Flag(None, code, Severity.ERROR, said, "nvidia-smi", result.failure.get("code"))]
+        for code, flags in groups.items():
+            yield _flag_finding(snap, result, node, claim, code, flags)
+        expected = _expected_gpus(node)
+        if node is not None and expected and result.sees_all_gpus and 0 < len(result.gpus) < expected:
+            yield _count_finding(snap, result, node, claim, expected)
+
+
+def _gpus_text(flags: list[_Flag]) -> str:
+    indexes = sorted({f.gpu_index for f in flags if f.gpu_index is not None})
+    if not indexes:
+        return "a GPU"
+    return ("GPU " if len(indexes) == 1 else "GPUs ") + ", ".join(str(i) for i in indexes)
+
+
+def _ref(result: _Result) -> ObjectRef:
+    return ObjectRef("Node", result.node)
+
+
+def _read_note(snap: Snapshot, result: _Result) -> str:
+    age = snap.age(result.taken_at)
+    by = f" by debug pod {result.pod}" if result.pod else ""
+    return f"read {human_age(age)} ago{by}" if age is not None else f"read{by}"
+
+
+def _evidence(snap: Snapshot, result: _Result, flags: list[_Flag]) -> list[Evidence]:
+    ev: list[Evidence] = []
+    # No age_seconds: renderers read it as "for how long"; the note says how old the reading is.
+    for f in flags:
+        where = f"gpu[{f.gpu_index}]." if f.gpu_index is not None else ""
+        ev.append(Evidence(EvidenceKind.NVIDIA_SMI, _ref(result), f"{where}{f.field}", clip(str(f.value or "")),
+                           note=clip(f.message)))
+    for i in sorted({f.gpu_index for f in flags if f.gpu_index is not None}):
+        gpu = result.gpu(i)
+        if gpu:
+            ident = {k: gpu.get(k) for k in ("name", "uuid", "bus_id") if gpu.get(k)}
+            ev.append(Evidence(EvidenceKind.NVIDIA_SMI, _ref(result), f"gpu[{i}]", ident,
+                               note=_read_note(snap, result)))
+    if not any(f.gpu_index is not None for f in flags):
+        ev.append(Evidence(EvidenceKind.NVIDIA_SMI, _ref(result), "gpus", len(result.gpus),
+                           note=_read_note(snap, result)))
+    return ev
+
+
+def _drain_commands(node: str) -> list[str]:
+    return [f"kubectl cordon {node}", f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data"]
+
+
+def _flag_finding(snap: Snapshot, result: _Result, node: Node | None, claim: NodeClaim | None, code: str,
+                  flags: list[_Flag]) -> Finding:
+    text, fix = _FLAGS.get(code, (f"{code} on {{gpus}}", _RESET))
+    gpus = _gpus_text(flags)
+    severity = max(f.severity for f in flags)
+    radius = blast_radius(snap, node, claim) if node is not None else None
+    impact = f" Blast radius of draining: {radius.describe()}." if radius is not None else ""
+    commands = _drain_commands(result.node)
+    if fix == _REPLACE:
+        how = ("delete its NodeClaim so Karpenter launches a replacement" if claim is not None
+               else "replace the instance (terminate it; its node group or Karpenter brings a new one)")
+        remedy = f"Cordon and drain {result.node}, then {how}.{impact}"
+        if claim is not None:
+            commands.append(f"kubectl delete nodeclaim {claim.name}")
+    elif fix == _RESET:
+        indexes = sorted({f.gpu_index for f in flags if f.gpu_index is not None})
+        remedy = (f"Cordon and drain {result.node}, then reset {gpus if indexes else 'the GPUs'} (no process may "
+                  f"hold it) or reboot the node; replace the node if the problem comes back.{impact}")
+        for i in indexes:
+            commands.append(f"kubectl debug node/{result.node} -it --profile=sysadmin --image=busybox -- "
+                            f"chroot /host nvidia-smi -r -i {i}")
+    else:
+        remedy = (f"Not urgent on its own: re-check later with `gputui debug node/{result.node}` and replace the "
+                  "node if it persists or jobs on it run slow.")
+        commands = []
+    commands.append(f"gputui debug node/{result.node}")
+    return Finding(
+        subject=_ref(result),
+        title=f"{result.node}: " + text.format(gpus=gpus),
+        evidence=tuple(_evidence(snap, result, flags)),
+        remediation=Remediation(remedy, tuple(dict.fromkeys(commands))),
+        severity=severity,
+        related=((claim.ref,) if claim is not None else ()) + (radius.refs if radius is not None else ()),
+    )
+
+
+def _route_finding(snap: Snapshot, result: _Result) -> Finding:
+    """nvidia-smi ran but could not reach the GPUs from an unprivileged pod: the health is unknown."""
+    said = clip(str(result.failure.get("detail") or result.failure.get("title") or ""))
+    route = result.route
+    how = f"RuntimeClass {route.get('runtime_class')}" if route.get("runtime_class") else "no RuntimeClass"
+    return Finding(
+        subject=_ref(result),
+        title=f"{result.node}: the debug pod could not reach the GPUs ({said or 'nvidia-smi failed'}); "
+              "their health is unknown",
+        evidence=(Evidence(EvidenceKind.NVIDIA_SMI, _ref(result), "nvidia-smi", said,
+                           note=f"{_read_note(snap, result)}; unprivileged pod, {how}"),),
+        remediation=Remediation(
+            "Re-run the debug pod with the NVIDIA RuntimeClass or privileged (host nvidia-smi). If workload pods "
+            "on the node print the same NVML error, their device cgroups were reset: restart them.",
+            (f"gputui debug node/{result.node} --runtime-class nvidia",
+             f"gputui debug node/{result.node} --privileged -n gpu-operator")),
+        severity=Severity.WARNING,
+    )
+
+
+def _expected_gpus(node: Node | None) -> int:
+    if node is None:
+        return 0
+    for key in _COUNT_LABELS:
+        n = _int(node.labels.get(key))
+        if n:
+            return n
+    return 0
+
+
+def _count_finding(snap: Snapshot, result: _Result, node: Node, claim: NodeClaim | None, expected: int) -> Finding:
+    label = next(k for k in _COUNT_LABELS if _int(node.labels.get(k)))
+    seen = len(result.gpus)
+    radius = blast_radius(snap, node, claim)
+    commands = _drain_commands(node.name)
+    if claim is not None:
+        commands.append(f"kubectl delete nodeclaim {claim.name}")
+    return Finding(
+        subject=node.ref,
+        title=f"{node.name}: nvidia-smi sees {seen} of {expected} GPUs: "
+              f"{expected - seen} missing from the PCIe bus or unbound from the driver",
+        evidence=(
+            Evidence.field(node.ref, f"metadata.labels[{label}]", str(expected), note="GPUs the instance has"),
+            Evidence(EvidenceKind.NVIDIA_SMI, node.ref, "gpus", [g.get("bus_id") or g.get("uuid") for g in result.gpus],
+                     note=f"{seen} GPU(s) listed; {_read_note(snap, result)}"),
+        ),
+        remediation=Remediation(
+            f"A GPU that vanished from nvidia-smi does not come back without a reboot, usually not at all: cordon "
+            f"and drain the node and replace it. Blast radius of draining: {radius.describe()}.",
+            tuple(commands)),
+        severity=Severity.ERROR,
+        related=((claim.ref,) if claim is not None else ()) + radius.refs,
+    )

@@ -1,0 +1,253 @@
+"""Why a debug pod did not give nvidia-smi output: the pod's own state, or nvidia-smi's failure, explained."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gputui.debugpod.health import HealthFlag
+from gputui.debugpod.nvidia_smi import GpuReport
+
+__all__ = [
+    "DebugFailure",
+    "Stage",
+    "from_create_error",
+    "from_pod",
+    "from_report",
+    "from_timeout",
+]
+
+Stage = Literal["pod", "route", "gpu"]
+"""pod: the pod never ran nvidia-smi; route: it ran but could not reach the GPUs this way; gpu: the GPUs' fault."""
+
+_PULL = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull")
+_CREATE = ("CreateContainerError", "CreateContainerConfigError", "RunContainerError", "ContainerCannotRun")
+_MAX = 600
+
+
+@dataclass(frozen=True, slots=True)
+class DebugFailure:
+    """One explained failure: `title` is the line a tired human reads first, `hints` what to do next."""
+
+    code: str
+    stage: Stage
+    title: str
+    detail: str = ""
+    """The cluster's or nvidia-smi's own words (condition/event/status message), verbatim, trimmed."""
+    reason: str = ""
+    """The Kubernetes reason or nvidia-smi exit code it was read from (`ImagePullBackOff`, `exit 9`)."""
+    hints: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "stage": self.stage, "title": self.title, "detail": self.detail,
+                "reason": self.reason, "hints": list(self.hints)}
+
+
+def _trim(text: str | None) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= _MAX else text[: _MAX - 1] + "…"
+
+
+def _event_text(events: Sequence[dict[str, Any]], *reasons: str) -> str:
+    """Message of the newest Warning event with one of `reasons` (events come oldest first)."""
+    for ev in reversed(list(events)):
+        if ev.get("reason") in reasons and ev.get("type", "Warning") == "Warning":
+            return str(ev.get("message") or "")
+    return ""
+
+
+def _container_state(pod: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """('waiting'|'running'|'terminated'|'', state body) of the debug container."""
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        for key in ("terminated", "running", "waiting"):
+            body = (cs.get("state") or {}).get(key)
+            if body is not None:
+                return key, body
+    return "", {}
+
+
+def _condition(pod: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    return next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == type_), None)
+
+
+def from_pod(pod: dict[str, Any], events: Sequence[dict[str, Any]], *, node: str, image: str,
+             gpus: int = 0, runtime_class: str | None = None) -> DebugFailure | None:
+    """A failure the pod is stuck in (no point waiting), or None while it may still start."""
+    status = pod.get("status") or {}
+    scheduled = _condition(pod, "PodScheduled")
+    if scheduled is not None and scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
+        message = scheduled.get("message") or _event_text(events, "FailedScheduling")
+        hints = [f"The scheduler will not place the pod on {node}: `kubectl describe node {node}` shows its "
+                 "taints, conditions and free resources."]
+        if gpus:
+            hints.append("No free nvidia.com/gpu on the node: drop --gpus to reach the GPUs without a request.")
+        return DebugFailure("unschedulable", "pod", f"the debug pod cannot be scheduled on {node}",
+                            _trim(message), "Unschedulable", tuple(hints))
+    state, body = _container_state(pod)
+    reason = str(body.get("reason") or "")
+    if state == "waiting" and reason in _PULL:
+        # The kubelet's "Failed to pull image ...: <registry error>" event says why; the waiting message
+        # of ImagePullBackOff only says "Back-off pulling image".
+        pulls = [str(e.get("message") or "") for e in events if e.get("reason") == "Failed"
+                 and str(e.get("message") or "").startswith("Failed to pull image")]
+        message = pulls[-1] if pulls else str(body.get("message") or "")
+        return DebugFailure(
+            "image-pull", "pod", f"image {image} cannot be pulled on {node} ({reason})", _trim(message), reason,
+            ("In an air-gapped cluster or behind a private registry, mirror the image and pass "
+             "--image REGISTRY/nvidia/cuda:12.4.1-base-ubuntu22.04 (a fully tagged reference).",
+             "With --privileged any image with /bin/sh works (nvidia-smi then comes from the host): e.g. one "
+             "already on the node, like the GPU Operator's validator or driver image."))
+    if state == "waiting" and reason in _CREATE:
+        message = body.get("message") or _event_text(events, "Failed")
+        hints = []
+        lowered = str(message).lower()
+        if "nvidia" in lowered or "libnvidia-container" in lowered:
+            hints.append("The NVIDIA container toolkit hook failed while creating the container: the node's GPU "
+                         "runtime is broken (check the nvidia-container-toolkit and driver pods on the node).")
+            hints.append("Retry with --runtime-class none, or with --privileged to read nvidia-smi from the host.")
+        else:
+            hints.append(f"`kubectl describe pod -n {pod['metadata'].get('namespace')} {pod['metadata'].get('name')}` "
+                         "shows the runtime's full error.")
+        return DebugFailure("create-container-error", "pod",
+                            f"the container runtime on {node} cannot create the debug container ({reason})",
+                            _trim(message), reason, tuple(hints))
+    sandbox = _event_text(events, "FailedCreatePodSandBox")
+    if state in ("", "waiting") and sandbox and ("no runtime for" in sandbox or "runtime handler" in sandbox.lower()):
+        return DebugFailure(
+            "runtime-class-unavailable", "pod",
+            f"node {node} has no container runtime handler for RuntimeClass {runtime_class or '(default)'}",
+            _trim(sandbox), "FailedCreatePodSandBox",
+            ("Retry with --runtime-class none (the nvidia runtime may be the node's default), or name the "
+             "right RuntimeClass: `kubectl get runtimeclass`.",))
+    if status.get("phase") in ("Failed", "Succeeded") and state != "terminated":
+        return _failed_without_running(pod, node, gpus)
+    return None
+
+
+def _failed_without_running(pod: dict[str, Any], node: str, gpus: int) -> DebugFailure:
+    status = pod.get("status") or {}
+    reason = str(status.get("reason") or status.get("phase") or "")
+    message = str(status.get("message") or "")
+    hints: list[str] = []
+    if reason.startswith("OutOf") or reason == "UnexpectedAdmissionError":
+        hints.append("The kubelet rejected the pod for lack of resources." +
+                     (" Drop --gpus: without a GPU request the pod fits on a full node." if gpus else ""))
+    elif reason == "DeadlineExceeded":
+        hints.append("The pod's activeDeadlineSeconds ran out before its container started.")
+    return DebugFailure("pod-rejected", "pod", f"the debug pod on {node} stopped before it ran ({reason})",
+                        _trim(message), reason, tuple(hints))
+
+
+def from_create_error(status: int, message: str, *, namespace: str, privileged: bool,
+                      host_pid: bool) -> DebugFailure:
+    """The API refused to create the pod (RBAC, Pod Security admission, quota, webhooks)."""
+    hints: list[str] = []
+    if "PodSecurity" in message or "violates" in message:
+        hints.append(f"Namespace {namespace} enforces a Pod Security level that refuses this pod. Run it in a "
+                     "namespace labelled pod-security.kubernetes.io/enforce=privileged (e.g. -n gpu-operator)"
+                     + (", or drop --privileged/--host-pid." if privileged or host_pid else "."))
+    elif status == 403:
+        hints.append(f"Your credentials may not create pods in {namespace}: `kubectl auth can-i create pods "
+                     f"-n {namespace}`. Try -n with a namespace you may use.")
+    elif "quota" in message.lower():
+        hints.append(f"A ResourceQuota in {namespace} refuses the pod; pick another namespace with -n.")
+    code = "create-forbidden" if status == 403 else "create-failed"
+    return DebugFailure(code, "pod", f"the API server refused to create the debug pod in {namespace} ({status})",
+                        _trim(message), str(status), tuple(hints))
+
+
+def from_timeout(pod: dict[str, Any] | None, events: Sequence[dict[str, Any]], node_obj: dict[str, Any] | None,
+                 *, node: str, waited: float, running: bool) -> DebugFailure:
+    """What the pod was doing when gputui stopped waiting (instead of a bare 'timed out').
+
+    `running`: the container had started, so it is nvidia-smi that never finished.
+    """
+    seconds = f"{waited:.0f}s"
+    if running:
+        return DebugFailure(
+            "nvidia-smi-hung", "gpu", f"nvidia-smi on {node} did not finish within {seconds}",
+            "The container is running but nvidia-smi never completed its queries.", "timeout",
+            ("A hanging nvidia-smi usually means a GPU fell off the bus or the driver is wedged: look for "
+             "Xid 79 in the node's kernel log and reboot the node (cordon and drain first).",
+             "If the node is merely slow, retry with a longer --timeout."))
+    ready = next((c for c in ((node_obj or {}).get("status") or {}).get("conditions") or []
+                  if c.get("type") == "Ready"), None)
+    state, body = _container_state(pod or {})
+    warnings = [f"{e.get('reason')}: {e.get('message')}" for e in events if e.get("type") == "Warning"]
+    detail = "; ".join(warnings[-3:])
+    hints: list[str] = []
+    if ready is not None and ready.get("status") != "True":
+        title = f"node {node} is not Ready (Ready={ready.get('status')}): its kubelet never started the debug pod"
+        detail = detail or _trim(str(ready.get("message") or ready.get("reason") or ""))
+        hints.append(f"Check the node: `kubectl describe node {node}`. nvidia-smi cannot run on a node whose "
+                     "kubelet is down; replace the node if it does not recover.")
+    elif state == "waiting":
+        title = (f"the debug container on {node} was still waiting ({body.get('reason') or 'ContainerCreating'}) "
+                 f"after {seconds}")
+        detail = detail or _trim(str(body.get("message") or ""))
+        hints.append("A large image may still be pulling: retry with a longer --timeout, or use an image already "
+                     "on the node with --image.")
+    else:
+        phase = ((pod or {}).get("status") or {}).get("phase") or "unknown"
+        title = f"the debug pod on {node} did not start within {seconds} (phase {phase})"
+        hints.append("Retry with a longer --timeout; `kubectl get events` in the pod's namespace may say why.")
+    return DebugFailure("timeout", "pod", title, detail, "timeout", tuple(hints))
+
+
+# nvidia-smi failure code (nvidia_smi.SmiFailure.code) -> (title, what the debug pod route means for it)
+_SMI_TITLES = {
+    "driver-not-loaded": "the NVIDIA driver is not loaded on {node} (nvidia-smi exit 9)",
+    "driver-library-mismatch": "the NVIDIA driver and its library differ in version on {node}",
+    "gpu-lost": "a GPU on {node} fell off the bus (nvidia-smi: GPU is lost)",
+    "device-handle-error": "nvidia-smi cannot open a GPU on {node}",
+    "internal-error": "nvidia-smi hit an internal driver error on {node} (exit 255)",
+    "inforom-corrupted": "a GPU's infoROM is corrupted on {node}",
+    "timeout": "nvidia-smi timed out on {node}",
+    "nvml-unknown-error": "nvidia-smi could not initialise NVML on {node} (Failed to initialize NVML: Unknown Error)",
+    "nvml-insufficient-permissions": "nvidia-smi was refused access to the GPUs on {node}",
+    "nvml-init-failed": "nvidia-smi could not initialise NVML on {node}",
+    "no-devices": "nvidia-smi found no GPUs on {node} (No devices were found)",
+    "nvidia-smi-not-found": "the debug pod on {node} has no nvidia-smi",
+    "nvml-library-missing": "the debug pod on {node} has no NVML library (libnvidia-ml.so)",
+}
+_VERBATIM_PREFIX = re.compile(r"^`.*?`(?: \([^)]*\))?\.\s*", re.DOTALL)
+"""A health flag's message starts with nvidia-smi's own words, already shown as the failure's detail."""
+_ROUTE_CODES = frozenset({"nvml-unknown-error", "nvml-insufficient-permissions", "nvml-init-failed", "no-devices",
+                          "nvidia-smi-not-found", "nvml-library-missing"})
+"""Failures that, in an unprivileged pod, may be the pod's way in rather than the GPUs."""
+
+
+def from_report(report: GpuReport, flags: Sequence[HealthFlag], *, node: str, privileged: bool, gpus: int,
+                runtime_class: str | None) -> DebugFailure | None:
+    """nvidia-smi ran but read no GPU at all: say why, and whether another route could still get through."""
+    if report.gpus or not report.failures:
+        return None
+    failure = next((f for f in report.failures if f.code != "invalid-field"), None)
+    if failure is None:
+        return None
+    flag = next((f for f in flags if f.value == failure.message), None)
+    title = _SMI_TITLES.get(failure.code, "nvidia-smi failed on {node}").format(node=node)
+    if failure.exit_code not in (None, 0) and f"exit {failure.exit_code}" not in title:
+        title += f" [exit {failure.exit_code}]"
+    detail = failure.message if failure.verbatim else ""
+    hints: list[str] = []
+    route = failure.code in _ROUTE_CODES and not privileged
+    if route:
+        tried = f"RuntimeClass {runtime_class}" if runtime_class else "no RuntimeClass"
+        tried += f", {gpus} GPU(s) requested" if gpus else ", no GPU request"
+        hints.append(f"This debug pod ({tried}) may simply not be let in to the GPUs, so this does not prove them "
+                     "broken.")
+        if not runtime_class:
+            hints.append("Retry with --runtime-class nvidia (GPU Operator clusters) so the NVIDIA runtime injects "
+                         "the devices.")
+        hints.append("Or retry with --privileged (host nvidia-smi through /host; needs a namespace that allows "
+                     "privileged pods, e.g. -n gpu-operator).")
+        if failure.code == "nvml-unknown-error":
+            hints.append("If workload pods on the node print the same error after running fine, a "
+                         "`systemctl daemon-reload` reset their device cgroups: restart those pods.")
+    elif flag is not None:
+        hints.append(_VERBATIM_PREFIX.sub("", flag.message))
+    return DebugFailure(failure.code, "route" if route else "gpu", title, detail,
+                        f"exit {failure.exit_code}" if failure.exit_code is not None else "", tuple(hints))

@@ -1,0 +1,68 @@
+"""Signals during a debug run: SIGTERM unwinds like Ctrl-C (so `finally` deletes the pod), and a second
+Ctrl-C cannot cut the deletion short."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+__all__ = ["Terminated", "cleanup_shielded", "sigterm_as_interrupt"]
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by SIGTERM; a KeyboardInterrupt so every handler written for Ctrl-C also runs."""
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While inside, SIGTERM raises Terminated and SIGINT KeyboardInterrupt, even if the process was started
+    with SIGINT ignored (`nohup`, a non-interactive shell's `&`): a signal must unwind, not orphan the pod.
+    Main thread only; elsewhere a no-op."""
+    if not _main_thread():
+        yield
+        return
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_terminated)}
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+
+
+@contextmanager
+def cleanup_shielded(reraise: bool = True) -> Iterator[None]:
+    """Hold SIGINT/SIGTERM while cleaning up; then re-raise one that arrived (unless `reraise` is False,
+    e.g. because the cleanup runs for an interrupt already)."""
+    if not _main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        caught.append(signum)
+
+    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    unwinding = False
+    try:
+        yield
+    except BaseException:
+        unwinding = True
+        raise
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        if caught and reraise and not unwinding:
+            raise Terminated() if caught[0] == signal.SIGTERM else KeyboardInterrupt()

@@ -115,8 +115,30 @@ class Meta:
     owners: tuple[Mapping[str, Any], ...] = ()
 
 
+class _Object:
+    """Shared accessors for records that carry `meta`, `conditions` and a `kind` class attribute."""
+
+    __slots__ = ()
+    kind: str
+    meta: Meta
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef(self.kind, self.meta.name, self.meta.namespace)
+
+    def condition(self, type_: str) -> Condition | None:
+        for c in getattr(self, "conditions", ()):
+            if c.type == type_:
+                return c
+        return None
+
+
 @dataclass(frozen=True, slots=True)
-class Node:
+class Node(_Object):
     meta: Meta
     capacity: Resources
     allocatable: Resources
@@ -128,14 +150,6 @@ class Node:
     obj: Json
 
     kind = "Node"
-
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef("Node", self.meta.name)
 
     @property
     def labels(self) -> Mapping[str, str]:
@@ -193,7 +207,7 @@ class ContainerState:
 
 
 @dataclass(frozen=True, slots=True)
-class Pod:
+class Pod(_Object):
     meta: Meta
     node_name: str
     phase: str
@@ -218,16 +232,8 @@ class Pod:
     kind = "Pod"
 
     @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
     def namespace(self) -> str:
         return self.meta.namespace or ""
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef("Pod", self.meta.name, self.meta.namespace)
 
     @property
     def gpus(self) -> float:
@@ -248,12 +254,6 @@ class Pod:
     @property
     def pending(self) -> bool:
         return self.phase == "Pending" and not self.node_name
-
-    def condition(self, type_: str) -> Condition | None:
-        for c in self.conditions:
-            if c.type == type_:
-                return c
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +279,7 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeClaim:
+class NodeClaim(_Object):
     meta: Meta
     nodepool: str
     node_name: str
@@ -296,20 +296,6 @@ class NodeClaim:
     obj: Json
 
     kind = "NodeClaim"
-
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef("NodeClaim", self.meta.name)
-
-    def condition(self, type_: str) -> Condition | None:
-        for c in self.conditions:
-            if c.type == type_:
-                return c
-        return None
 
     @property
     def instance_type(self) -> str:
@@ -342,7 +328,7 @@ class Budget:
 
 
 @dataclass(frozen=True, slots=True)
-class NodePool:
+class NodePool(_Object):
     meta: Meta
     weight: int
     limits: Resources
@@ -363,23 +349,9 @@ class NodePool:
 
     kind = "NodePool"
 
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef("NodePool", self.meta.name)
-
-    def condition(self, type_: str) -> Condition | None:
-        for c in self.conditions:
-            if c.type == type_:
-                return c
-        return None
-
 
 @dataclass(frozen=True, slots=True)
-class NodeClass:
+class NodeClass(_Object):
     """An EC2NodeClass (karpenter.k8s.aws/v1)."""
 
     meta: Meta
@@ -396,23 +368,9 @@ class NodeClass:
 
     kind = "EC2NodeClass"
 
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef("EC2NodeClass", self.meta.name)
-
-    def condition(self, type_: str) -> Condition | None:
-        for c in self.conditions:
-            if c.type == type_:
-                return c
-        return None
-
 
 @dataclass(frozen=True, slots=True)
-class DaemonSet:
+class DaemonSet(_Object):
     meta: Meta
     selector: Mapping[str, str]
     node_selector: Mapping[str, str]
@@ -425,17 +383,9 @@ class DaemonSet:
 
     kind = "DaemonSet"
 
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef("DaemonSet", self.meta.name, self.meta.namespace)
-
 
 @dataclass(frozen=True, slots=True)
-class Pdb:
+class Pdb(_Object):
     meta: Meta
     selector: Mapping[str, Any]
     """The raw label selector (matchLabels / matchExpressions)."""
@@ -443,10 +393,6 @@ class Pdb:
     obj: Json
 
     kind = "PodDisruptionBudget"
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef("PodDisruptionBudget", self.meta.name, self.meta.namespace)
 
 
 @dataclass(frozen=True, slots=True)

@@ -245,3 +245,25 @@ def max_devices(resource: str) -> int:
     base = base_resource(resource)
     return max((devices(f, s, resource) for f in FAMILIES.values() if f.resource == base for s in f.sizes),
                default=0)
+
+
+_GCE_ACCELERATOR_TYPE = re.compile(r"^(a2|a3|a4|g2)-\w+-(\d+)g$")
+
+
+def accelerators_for(instance_type: str) -> tuple[str, int] | None:
+    """(resource, devices) the kubelet should advertise for an instance type, None if not an accelerator type.
+
+    For nodes that carry no GPU labels (EKS managed node groups, other provisioners): the
+    FAMILIES table for EC2, the `-<N>g` suffix for GCE's accelerator-optimized machine types.
+    """
+    if not instance_type:
+        return None
+    m = _GCE_ACCELERATOR_TYPE.match(instance_type)
+    if m:
+        return (_G, int(m.group(2)))
+    family, _, size = instance_type.partition(".")
+    fam = FAMILIES.get(family)
+    if fam is None:
+        return None
+    n = fam.sizes.get(size)
+    return (fam.resource, n) if n else None

@@ -22,7 +22,7 @@ from diagnostics.records import (
     RuntimeClass,
     accelerator_total,
 )
-from diagnostics.accelerator_counts import accelerators_for
+from diagnostics.pool_accelerators import accelerators_for
 
 # Source names (check `requires=` and SourceStatus keys).
 KUBE_SOURCES = ("nodes", "pods", "events", "namespaces", "daemonsets", "pdbs", "runtimeclasses",

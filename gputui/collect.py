@@ -75,7 +75,9 @@ def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
                 jobs.append(("events", target.namespace,
                              f"involvedObject.kind=Pod,involvedObject.name={target.name}"))
             else:
+                # What pending pods were told: why they cannot schedule, and what they wait for.
                 jobs.append(("events", None, "involvedObject.kind=Pod,reason=FailedScheduling"))
+                jobs.append(("events", None, "involvedObject.kind=Pod,reason=Nominated"))
         else:
             jobs.append((s, None, None))
 

@@ -11,7 +11,7 @@ from diagnostics.registry import RegistryError
 from gputui import clock
 from gputui.cli import UsageError
 from gputui.exit_codes import ExitCode, for_severity
-from gputui.targets import TargetError, parse_target
+from gputui.targets import Target, TargetError, parse_target
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,7 +24,10 @@ def run(args: argparse.Namespace) -> int:
         from gputui.bundle.read import BundleError, open_bundle
 
         try:
-            snap = open_bundle(bundle).snapshot(target=target.ref)
+            opened = open_bundle(bundle)
+            if target.ref is None and opened.target_ref is not None:
+                target = Target(opened.target_ref)  # a bundle made for a target answers for it
+            snap = opened.snapshot(target=target.ref)
         except BundleError as exc:
             raise UsageError(str(exc)) from None
     else:

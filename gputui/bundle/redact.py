@@ -1,0 +1,248 @@
+"""Redaction for bundles: credentials out of objects, logs and reports, counted per rule (never the values).
+
+Regexes are best effort (troubleshoot learned the same), so the structured rules do the heavy lifting:
+Secrets are never read at all, every env value is masked unless it is a known GPU/runtime setting, the
+argument after a credential-looking flag is masked, and `kubectl.kubernetes.io/last-applied-configuration`
+(a copy of the whole spec, env included) is dropped. The text rules then run over every remaining string.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MARK = "[REDACTED:{rule}]"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+class RedactPatternError(ValueError):
+    """A `--redact-pattern` that does not compile, or would match the empty string."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextRule:
+    """A regex; the named group `mask` (when present) is masked, else the whole match."""
+
+    name: str
+    pattern: re.Pattern[str]
+
+
+_CRED_WORDS = r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|" \
+              r"credentials?|client[_-]?secret|auth[_-]?key)"
+
+TEXT_RULES: tuple[TextRule, ...] = (
+    TextRule("private-key", re.compile(
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\Z)")),
+    TextRule("aws-access-key-id", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")),
+    TextRule("aws-secret-access-key", re.compile(
+        r"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?session_?token)[\"']?\s*[:=]\s*[\"']?"
+        r"(?P<mask>[A-Za-z0-9/+=]{16,})")),
+    # A bare 40-character AWS secret: base64 alphabet, mixed case plus a digit or / or +, so that
+    # hex digests (lower case only) and Kubernetes names (with '-' and '.') never match.
+    TextRule("aws-secret-access-key", re.compile(
+        r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9/+])"
+        r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")),
+    TextRule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    TextRule("bearer-token", re.compile(r"(?i)\bbearer\s+(?P<mask>[A-Za-z0-9\-._~+/]{8,}=*)")),
+    TextRule("basic-auth", re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<mask>[A-Za-z0-9+/=]{6,})")),
+    TextRule("url-credentials", re.compile(
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]*://(?P<mask>[^\s/:@\"'<>]+:[^\s/@\"'<>]+)@")),
+    TextRule("api-token", re.compile(
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|xox[abposr]-[A-Za-z0-9-]{10,}|"
+        r"glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|AIza[A-Za-z0-9_-]{35})\b")),
+    # key=value, "key":"value" (JSON logs) and "key": "value"; never "word: text" in prose.
+    TextRule("credential-assignment", re.compile(
+        r"(?i)\b[\w.-]*?" + _CRED_WORDS + r"[\w.-]*(?:=|[\"']:\s*[\"']?)(?P<mask>[^\s\"',;&}\]]+)")),
+)
+
+# A command-line flag naming a credential: the value is the rest of the flag or the next argument.
+_FLAG = re.compile(r"(?i)^--?[\w.-]*" + _CRED_WORDS + r"[\w.-]*$")
+_FLAG_IN_TEXT = re.compile(r"(?i)(?<![\w-])--?[\w.-]*" + _CRED_WORDS + r"[\w.-]*\s+(?P<mask>[^\s\-][^\s]*)")
+
+_NAME_WORDS = {"password", "passwd", "pwd", "passphrase", "secret", "secrets", "token", "tokens", "credential",
+               "credentials", "apikey", "accesskey", "secretkey", "privatekey", "auth", "authorization", "cookie",
+               "dsn", "sas"}
+_KEY_QUALIFIERS = {"api", "access", "private", "secret", "ssh", "license", "signing", "encryption", "master",
+                   "client", "account", "service", "session"}
+_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+# Env values kept as they are (still passed through the text rules): GPU and runtime settings that
+# explain GPU problems and do not hold credentials. Every other env value is masked.
+_ENV_KEEP = re.compile(
+    r"^(?:NVIDIA_|CUDA_|NCCL_|NV_|GPU_|DCGM_|NEURON_|HIP_|ROCR_|HSA_|OMP_|MKL_|PYTORCH_CUDA_|TF_GPU_|XLA_|"
+    r"MIG_|DP_|GFD_|LC_)|"
+    r"^(?:PATH|LD_LIBRARY_PATH|HOME|HOSTNAME|TZ|LANG|NODE_NAME|POD_NAME|POD_NAMESPACE|POD_IP|NAMESPACE|"
+    r"FAIL_ON_INIT_ERROR|PASS_DEVICE_SPECS|DEVICE_LIST_STRATEGY|DEVICE_ID_STRATEGY|DEVICE_DISCOVERY_STRATEGY|"
+    r"MPS_ROOT|CONFIG_FILE|AWS_REGION|AWS_DEFAULT_REGION|AWS_STS_REGIONAL_ENDPOINTS|WORLD_SIZE|RANK|"
+    r"LOCAL_RANK|MASTER_PORT|OMPI_MCA_\w+)$")
+
+
+def sensitive_name(name: str) -> bool:
+    """Does an env var, annotation key or flag name look like it holds a credential?"""
+    words = [w.lower() for w in _SPLIT.split(name) if w]
+    if any(w in _NAME_WORDS for w in words):
+        return True
+    return "key" in words and any(w in _KEY_QUALIFIERS for w in words)
+
+
+def compile_patterns(patterns: Iterable[str]) -> tuple[TextRule, ...]:
+    """Rules for `--redact-pattern`; raises RedactPatternError with a one-line reason."""
+    out = []
+    for i, text in enumerate(patterns, start=1):
+        try:
+            rx = re.compile(text)
+        except re.error as exc:
+            raise RedactPatternError(f"--redact-pattern {text!r} is not a valid regular expression: {exc}") from None
+        if rx.search("") is not None:
+            raise RedactPatternError(f"--redact-pattern {text!r} matches the empty string")
+        out.append(TextRule(f"custom-{i}", rx))
+    return tuple(out)
+
+
+@dataclass
+class Redactor:
+    """Masks values in place of copies it returns; `counts` says how many per rule (for the manifest).
+
+    `enabled=False` (`--no-redact`) passes everything through but still drops nothing silently:
+    the manifest then says redaction was off.
+    """
+
+    enabled: bool = True
+    extra: tuple[TextRule, ...] = ()
+    literals: Mapping[str, str] = field(default_factory=dict)
+    """Exact strings to mask, by rule name (the cluster's API server URL)."""
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def _mask(self, rule: str) -> str:
+        self.counts[rule] += 1
+        return MARK.format(rule=rule)
+
+    # --- text ----------------------------------------------------------------------------------
+    def text(self, value: str) -> str:
+        """Every text rule (built-in, literal, custom) over one string."""
+        if not self.enabled or len(value) < 6:
+            return value
+        for rule, literal in self.literals.items():
+            if literal and literal in value:
+                self.counts[rule] += value.count(literal)
+                value = value.replace(literal, MARK.format(rule=rule))
+        for rule in (*TEXT_RULES, *self.extra):
+            value = self._apply(rule, value)
+        return value
+
+    def _apply(self, rule: TextRule, value: str) -> str:
+        rx = rule.pattern
+        if rx.search(value) is None:
+            return value
+        masked = "mask" in rx.groupindex
+
+        def repl(m: re.Match[str]) -> str:
+            if masked and m.group("mask") is not None:
+                if m.group("mask").startswith("[REDACTED"):
+                    return m.group(0)  # already masked by an earlier, more specific rule
+                s, e = m.span("mask")
+                whole = m.group(0)
+                off = m.start()
+                return whole[: s - off] + self._mask(rule.name) + whole[e - off:]
+            return self._mask(rule.name)
+
+        return rx.sub(repl, value)
+
+    def lines(self, text: str) -> str:
+        """Log text (the rules are line-agnostic; private keys may span lines)."""
+        return self.text(text)
+
+    # --- structured ----------------------------------------------------------------------------
+    def obj(self, value: Any) -> Any:
+        """A copy of a JSON value with credentials masked: env, args/command, annotations, then all strings."""
+        if not self.enabled:
+            return value
+        return self._walk(value, None)
+
+    def _walk(self, value: Any, key: str | None) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            if key == "env" and all(isinstance(v, Mapping) for v in value):
+                return [self._env(v) for v in value]
+            if key in ("args", "command") and all(isinstance(v, str) for v in value):
+                return self._argv(value)
+            return [self._walk(v, None) for v in value]
+        if isinstance(value, Mapping):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                if k == "managedFields":
+                    continue
+                if k == "annotations" and isinstance(v, Mapping):
+                    out[k] = self._annotations(v)
+                else:
+                    out[k] = self._walk(v, k)
+            return out
+        return value
+
+    def _env(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        out = {k: self._walk(v, k) for k, v in item.items() if k != "value"}
+        if "value" in item:
+            name, val = str(item.get("name") or ""), item["value"]
+            if isinstance(val, str) and val and (sensitive_name(name) or not _ENV_KEEP.match(name)):
+                out["value"] = self._mask("env-value")
+            else:
+                out["value"] = self._walk(val, None)
+        return out
+
+    def _argv(self, argv: list[str]) -> list[str]:
+        out: list[str] = []
+        mask_next = False
+        for arg in argv:
+            if mask_next and not arg.startswith("-"):
+                out.append(self._mask("command-args"))
+                mask_next = False
+                continue
+            mask_next = bool(_FLAG.match(arg))
+            arg = self.text(arg)
+            if _FLAG_IN_TEXT.search(arg):
+                arg = self._apply(TextRule("command-args", _FLAG_IN_TEXT), arg)
+            out.append(arg)
+        return out
+
+    def _annotations(self, anns: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in anns.items():
+            if k == LAST_APPLIED:
+                out[k] = self._mask("last-applied-configuration")
+            elif isinstance(v, str) and v and sensitive_name(k.rsplit("/", 1)[-1]):
+                out[k] = self._mask("annotation")
+            else:
+                out[k] = self._walk(v, None)
+        return out
+
+    # --- reports -------------------------------------------------------------------------------
+    def report(self, data: Any) -> Any:
+        """Report JSON: evidence a check marked `sensitive` is masked, then every string as text."""
+        if not self.enabled:
+            return data
+        return self._walk(self._sensitive_evidence(data), None)
+
+    def _sensitive_evidence(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self._sensitive_evidence(v) for v in value]
+        if isinstance(value, Mapping):
+            if value.get("sensitive") is True and "value" in value and "path" in value:
+                out = dict(value)
+                out["value"] = self._mask("sensitive-evidence")
+                return out
+            return {k: self._sensitive_evidence(v) for k, v in value.items()}
+        return value
+
+    def fields(self, data: Mapping[str, Any], names: Iterable[str], rule: str) -> dict[str, Any]:
+        """Mask top-level fields a data class declares sensitive (MetricFacts.url)."""
+        out = dict(data)
+        if not self.enabled:
+            return out
+        for name in names:
+            if isinstance(out.get(name), str) and out[name]:
+                out[name] = self._mask(rule)
+        return out

@@ -37,7 +37,7 @@ def _global_options(p: argparse.ArgumentParser, suppress: bool) -> None:
                    help="Prometheus with DCGM/Karpenter metrics (default: $GPUTUI_PROMETHEUS_URL, else discover "
                         "an in-cluster Prometheus through the API server)")
     p.add_argument("--aws-profile", default=d, help="AWS profile for EC2 evidence (default: boto3's chain)")
-    p.add_argument("--aws-region", default=d, help="AWS region (default: boto3's chain, else from node providerIDs)")
+    p.add_argument("--aws-region", default=d, help="AWS region (default: the nodes' region, else AWS_REGION / boto3's chain)")
 
 
 def build_parser() -> argparse.ArgumentParser:

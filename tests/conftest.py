@@ -14,8 +14,16 @@ _ENDPOINT_VARS = ("GPUTUI_PROMETHEUS_URL", "GPUTUI_PROMETHEUS_TOKEN", "GPUTUI_PR
                   "GPUTUI_PROMETHEUS_PASSWORD")
 
 
+# A developer's real AWS credentials must never be used by a test: the CLI tests would call EC2.
+_AWS_VARS = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+             "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL",
+             "AWS_ENDPOINT_URL_EC2")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in _ENDPOINT_VARS:
+    for var in _ENDPOINT_VARS + _AWS_VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/gputui-tests/credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/gputui-tests/config")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from diagnostics.aws_facts import selector_aws_evidence
 from diagnostics.model import Finding, Severity
 from diagnostics.nodeclass_health import selector_failure, selector_finding
 from diagnostics.registry import check
@@ -31,4 +32,4 @@ def nodeclass_security_groups_not_found(snap: Snapshot) -> Iterator[Finding | in
         yield 1
         failure = selector_failure(snap, nc, "securityGroups")
         if failure is not None:
-            yield selector_finding(snap, failure)
+            yield selector_finding(snap, failure, extra=selector_aws_evidence(snap, nc, "securityGroups"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from diagnostics.aws_facts import selector_aws_evidence
 from diagnostics.model import Finding, Severity
 from diagnostics.nodeclass_health import selector_failure, selector_finding
 from diagnostics.registry import check
@@ -31,4 +32,4 @@ def nodeclass_subnets_not_found(snap: Snapshot) -> Iterator[Finding | int]:
         yield 1
         failure = selector_failure(snap, nc, "subnets")
         if failure is not None:
-            yield selector_finding(snap, failure)
+            yield selector_finding(snap, failure, extra=selector_aws_evidence(snap, nc, "subnets"))

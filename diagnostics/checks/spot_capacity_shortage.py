@@ -27,6 +27,7 @@ from diagnostics.gpu_pools import (
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.nodeclass_health import short
 from diagnostics.records import Event, NodeClaim, NodePool, Pod
+from diagnostics.aws_facts import spot_advice_evidence
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.timeutil import human_age
@@ -179,7 +180,7 @@ def _offering_pools(snap: Snapshot, pod: Pod, e: Event) -> list[str]:
 
 
 @check(code="GT104", slug="spot-capacity-shortage", title="NodePools get the EC2 capacity they ask for",
-       severity=Severity.ERROR, requires=("events",), optional=("nodepools", "nodeclaims", "pods", "ec2nodeclasses"))
+       severity=Severity.ERROR, requires=("events",), optional=("nodepools", "nodeclaims", "pods", "ec2nodeclasses", "aws"))
 def spot_capacity_shortage(snap: Snapshot) -> Iterator[Finding | int]:
     """A NodePool's launches fail with ICE-class errors: no spot capacity, a quota, or no free subnet IPs.
 
@@ -253,6 +254,9 @@ def _finding(snap: Snapshot, s: Shortage, pool: NodePool | None) -> Finding:
         ev.append(Evidence.field(pool.ref, "spec.template.spec.requirements", instance_shape(pool),
                                  note="instance selection"))
     ev.append(Evidence.field(subject, "zones", zones or "any zone of the EC2NodeClass subnets"))
+    if main == "capacity" and types:
+        # Where AWS says the same GPUs (or bigger) are offered, with spot prices: what to allow next.
+        ev.extend(spot_advice_evidence(snap, types, zones or (), pool=pool, subject=subject))
     ev.append(Evidence.field(subject, "capacity types", ctypes or "unknown",
                              note="spot only: no on-demand fallback inside this pool" if ctypes == ["spot"] else ""))
     if pool is not None:

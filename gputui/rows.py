@@ -94,7 +94,7 @@ def claim_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
             if cond is not None and cond.status != "True":
                 reason = cond.reason + (f": {cond.message}" if cond.message else "")
                 break
-        stage = _stage(c)
+        stage = lifecycle_stage(c)
         if c.meta.deleting:
             stage = "Deleting"
         rows.append(Row(c.name, c.ref, (
@@ -104,7 +104,7 @@ def claim_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
     return rows
 
 
-def _stage(c) -> str:  # type: ignore[no-untyped-def]
+def lifecycle_stage(c) -> str:  # type: ignore[no-untyped-def]
     """Launched -> Registered -> Initialized -> GPU ready: the last stage reached."""
     reached = "Created"
     for t in ("Launched", "Registered", "Initialized"):

@@ -1,0 +1,132 @@
+"""`python -m gputui.screenshots`: regenerate screenshots/ from `gputui demo` under Textual's run_test.
+
+The same shots (scenario, size, keys) drive the SVG snapshot tests (tests/tui/test_snapshots.py),
+so the README pictures never drift from what the tests check. Time is frozen at the scenario's
+referenceTime (GPUTUI_NOW) and the simulator does not shift times, so every age is stable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.pilot import Pilot
+
+if TYPE_CHECKING:
+    from gputui.tui.app import GputuiApp
+
+OUT_DIR = Path(__file__).resolve().parent.parent / "screenshots"
+
+
+@dataclass(frozen=True, slots=True)
+class Shot:
+    name: str
+    """File name without `.svg`."""
+    keys: tuple[str, ...] = ()
+    """Keys pressed, in order, once the data has settled (Textual key names: "colon", "enter", ...)."""
+    size: tuple[int, int] = (120, 40)
+    scenario: str = "incident"
+    read_only: bool = False
+
+
+SHOTS: tuple[Shot, ...] = (
+    Shot("overview"),
+    Shot("overview-80x24", size=(80, 24)),
+    Shot("findings", keys=("f",)),
+    Shot("finding", keys=("f", "enter")),
+    # The node without GPUs: filter to it, show the nodes table, open the row.
+    Shot("node", keys=("slash", *"31-203", "enter", "colon", "n", "o", "enter", "enter")),
+    Shot("pod", keys=("colon", *"pods", "enter", "enter")),
+    Shot("help", keys=("question_mark",)),
+)
+
+
+@contextmanager
+def frozen_clock(scenario: str) -> Iterator[None]:
+    """Set GPUTUI_NOW to the scenario's referenceTime for the duration (restored afterwards)."""
+    from gputui.sim.scenario import load_scenario
+
+    ref = load_scenario(scenario).reference_time
+    old = os.environ.get("GPUTUI_NOW")
+    if ref is not None:
+        os.environ["GPUTUI_NOW"] = ref.strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("GPUTUI_NOW", None)
+        else:
+            os.environ["GPUTUI_NOW"] = old
+
+
+def build_app(kubeconfig: str | Path, *, title: str, read_only: bool = False) -> GputuiApp:
+    """A GputuiApp on a live session against `kubeconfig` (what `gputui demo` runs)."""
+    from gputui.kubeapi import Api, load
+    from gputui.live import LiveSession
+    from gputui.tui.app import GputuiApp
+
+    client, info = load(str(kubeconfig))
+    return GputuiApp(session=LiveSession(Api(client), info), title=title, read_only=read_only)
+
+
+async def settle(pilot: Pilot[object], timeout: float = 20.0) -> None:
+    """Wait until every source answered and the screen shows the newest snapshot."""
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await pilot.pause(0.05)
+        if getattr(app, "settled", True):
+            break
+    else:
+        raise TimeoutError("the TUI did not settle")
+    await pilot.pause(0.1)
+    await pilot.wait_for_scheduled_animations()
+
+
+async def play(pilot: Pilot[object], keys: Sequence[str]) -> None:
+    """Settle, press the shot's keys, then settle again (so the screen shows the newest data)."""
+    await settle(pilot)
+    for key in keys:
+        await pilot.press(key)
+        await pilot.pause(0.05)
+    await settle(pilot)
+
+
+async def capture(shot: Shot, kubeconfig: str | Path, out_dir: Path) -> Path:
+    app = build_app(kubeconfig, title=f"demo: {shot.scenario}", read_only=shot.read_only)
+    async with app.run_test(size=shot.size) as pilot:
+        await play(pilot, shot.keys)
+        path = app.save_screenshot(f"{shot.name}.svg", path=str(out_dir))
+    return Path(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m gputui.screenshots", description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=OUT_DIR, help=f"output directory (default {OUT_DIR})")
+    p.add_argument("names", nargs="*", help="only these shots (default: all)")
+    args = p.parse_args(argv)
+    from gputui.sim.cluster import SimCluster
+
+    shots = [s for s in SHOTS if not args.names or s.name in args.names]
+    args.out.mkdir(parents=True, exist_ok=True)
+    for scenario in dict.fromkeys(s.scenario for s in shots):
+        with frozen_clock(scenario), SimCluster(scenario, shift_to_now=False) as sim, \
+                tempfile.TemporaryDirectory(prefix="gputui-shots-") as tmp:
+            kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
+            for shot in (s for s in shots if s.scenario == scenario):
+                path = asyncio.run(capture(shot, kubeconfig, args.out))
+                print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

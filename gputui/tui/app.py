@@ -1,0 +1,355 @@
+"""GputuiApp: owns the data feed (a LiveSession or a static bundle snapshot) and the refresh loop.
+
+Refresh loop (never blocks the UI): informer threads write the Store; a 0.1 s timer compares
+`store.version` with the last one diagnosed and, when it moved, a thread worker cuts a Snapshot and
+runs the (pure, cheap) diagnostics, then posts SnapshotReady. One worker at a time, so bursts of
+watch events coalesce into at most ~10 renders a second; paused while a modal is open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import ModalScreen, Screen
+
+from diagnostics import run as run_checks
+from diagnostics.model import Finding, ObjectRef, Report
+from diagnostics.snapshot import KUBE_SOURCES, Snapshot
+from gputui.exit_codes import ExitCode
+from gputui.live import LiveSession
+from gputui.tui import actions, objects
+from gputui.tui.messages import DiagnosticsFailed, SnapshotReady
+from gputui.tui.screens.base import DataScreen
+from gputui.tui.screens.detail import detail_screen
+from gputui.tui.screens.finding import FindingScreen
+from gputui.tui.screens.findings import FindingsScreen
+from gputui.tui.screens.help import HelpScreen
+from gputui.tui.screens.info import InfoScreen
+from gputui.tui.screens.jump import JumpScreen, resolve
+from gputui.tui.screens.overview import OverviewScreen
+from gputui.tui.screens.yaml_view import YamlScreen
+
+RERUN_EVERY = 5.0
+"""Seconds between diagnostics runs when nothing changed, so ages and budget windows stay current."""
+
+
+class GputuiApp(App[int]):
+    """Live (`session=`) or static (`snapshot=`, a bundle opened offline) - never both."""
+
+    CSS_PATH = "gputui.tcss"
+    TITLE = "gputui"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", show=True),
+        Binding("colon", "jump", "Jump", show=True),
+        Binding("f", "findings", "Findings", show=True),
+        Binding("r", "rerun", "Rerun", show=True),
+        Binding("e", "export", "Export", show=True),
+        Binding("q", "quit", "Quit", show=True),
+    ]
+
+    def __init__(self, *, session: LiveSession | None = None, snapshot: Snapshot | None = None,
+                 read_only: bool = False, title: str = "", namespace: str | None = None,
+                 bundle_time: datetime | None = None, poll_interval: float = 0.1,
+                 diagnose: Callable[[Snapshot], Report] = run_checks) -> None:
+        if (session is None) == (snapshot is None):
+            raise ValueError("GputuiApp needs exactly one of session= or snapshot=")
+        super().__init__()
+        self.session = session
+        self.static_snapshot = snapshot
+        self.read_only = read_only
+        self.namespace = namespace
+        self.bundle_time = (bundle_time or snapshot.taken_at) if snapshot is not None else None
+        """Set for a static snapshot: the status line then says `bundle from <time>`."""
+        self.poll_interval = poll_interval
+        self._diagnose = diagnose
+        self.snapshot: Snapshot | None = None
+        self.report: Report | None = None
+        self.data_version = 0
+        """Bumped for every snapshot shown; screens compare it to know they are behind."""
+        self.diagnose_error = ""
+        self._seen_version = -1
+        self._shown_version = -1
+        self._busy = False
+        self._last_run = 0.0
+        if title:
+            self.title = f"gputui · {title}"
+        if session is not None:
+            self.sub_title = f"context {session.info.context}"
+        elif snapshot is not None:
+            ctx = snapshot.cluster.get("context", "")
+            self.sub_title = f"bundle · context {ctx}" if ctx else "bundle"
+
+    # --- lifecycle ---
+    def get_default_screen(self) -> Screen[Any]:
+        return OverviewScreen()
+
+    def on_mount(self) -> None:
+        if self.session is not None:
+            self._start_session()
+        self.set_interval(self.poll_interval, self._poll)
+        self._poll()
+
+    def on_unmount(self) -> None:
+        if self.session is not None:
+            self.session.stop()
+
+    @work(thread=True, group="session", exit_on_error=False)
+    def _start_session(self) -> None:
+        """`LiveSession.start` asks /version (up to 5 s) before starting informers: not on the UI thread."""
+        assert self.session is not None
+        self.session.start()
+
+    @property
+    def settled(self) -> bool:
+        """Every source answered once, the screen shows the newest data and is not fetching (tests,
+        screenshots)."""
+        if self.report is None or self._busy or getattr(self.screen, "busy", False):
+            return False
+        if self.session is None:
+            return True
+        store = self.session.store
+        return store.wait_synced(KUBE_SOURCES, 0) and self._shown_version == store.version
+
+    # --- refresh loop ---
+    @property
+    def paused(self) -> bool:
+        """True while a modal (help, confirm, jump) is open: the screen under it stays still."""
+        stack = self.screen_stack
+        return not stack or isinstance(stack[-1], ModalScreen)
+
+    def _poll(self) -> None:
+        if self._busy or self.paused:
+            return
+        version = self.session.store.version if self.session is not None else 0
+        stale = time.monotonic() - self._last_run > RERUN_EVERY
+        if version != self._seen_version or (stale and self.session is not None):
+            self._seen_version = version
+            self._run_diagnostics(version)
+
+    def _run_diagnostics(self, version: int, forced: bool = False) -> None:
+        self._busy = True
+        self._last_run = time.monotonic()
+        self.diagnose(version, forced)
+
+    @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False)
+    def diagnose(self, version: int, forced: bool = False) -> None:
+        """Cut a snapshot and run the checks off the UI thread; the result arrives as a message."""
+        try:
+            snap = self.session.snapshot() if self.session is not None else self.static_snapshot
+            assert snap is not None
+            try:
+                report: Report | None = self._diagnose(snap)
+                error = ""
+            except Exception as exc:  # show the data anyway, with the last good findings and why
+                report, error = None, f"{type(exc).__name__}: {exc}"[:200]
+            self.post_message(SnapshotReady(snap, report, version, forced, error))
+        except Exception as exc:
+            self.post_message(DiagnosticsFailed(f"{type(exc).__name__}: {exc}"[:200]))
+        finally:
+            self._busy = False
+
+    def _refresh_screen(self) -> None:
+        """Tell the visible screen; others catch up when shown. Nothing to do while shutting down."""
+        stack = self.screen_stack
+        if stack and isinstance(stack[-1], DataScreen):
+            stack[-1].refresh_data()
+
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        if message.version < self._shown_version and not message.forced:
+            return
+        self._shown_version = message.version
+        self.snapshot = message.snapshot
+        if message.report is not None:
+            self.report = message.report
+        self.diagnose_error = message.error
+        self.data_version += 1
+        version = message.snapshot.cluster.get("version")
+        if self.session is not None and version:
+            self.sub_title = f"context {self.session.info.context} · {version}"
+        self._refresh_screen()
+        if message.forced and message.report is not None:
+            n = len(message.report.findings)
+            self.notify(f"Diagnostics re-run: {n} finding{'s' if n != 1 else ''}.", timeout=3)
+
+    def on_diagnostics_failed(self, message: DiagnosticsFailed) -> None:
+        self.diagnose_error = message.error
+        self.data_version += 1
+        self._refresh_screen()
+
+    # --- navigation (called by screens) ---
+    def _push(self, screen: Screen[Any], crumb: str) -> None:
+        """Push with a breadcrumb in the header: the last three steps (`… › pod/ml/x › nodeclaim/y`)."""
+        trail = list(getattr(self.screen, "crumbs", ())) if len(self.screen_stack) > 1 else []
+        trail.append(crumb)
+        screen.crumbs = trail  # type: ignore[attr-defined]
+        screen.sub_title = ("… › " if len(trail) > 3 else "") + " › ".join(trail[-3:])
+        self.push_screen(screen)
+
+    def open_ref(self, ref: ObjectRef) -> None:
+        self._push(detail_screen(ref), str(ref))
+
+    def open_finding(self, finding: Finding) -> None:
+        self._push(FindingScreen(finding), finding.code)
+
+    def explain_check(self, slug: str) -> None:
+        from diagnostics.registry import find
+
+        spec = find(slug)
+        report = self.report
+        result = next((r for r in report.results if r.check == slug), None) if report else None
+        if spec is None:
+            return
+        body = Text()
+        if result is not None:
+            body.append(result.status.value, style="bold")
+            if result.reason:
+                body.append(f": {result.reason}")
+            elif result.examined:
+                body.append(f" ({result.examined} examined)")
+            body.append("\n\n")
+        body.append(inspect.cleandoc(spec.doc))
+        self.push_screen(InfoScreen(f"{spec.code} {spec.slug}: {spec.title}", body))
+
+    def show_yaml(self, ref: ObjectRef) -> None:
+        cached = None
+        if self.snapshot is not None:
+            rec = objects.find(self.snapshot, ref)
+            cached = getattr(rec, "obj", None)
+        fetch = None
+        session = self.session
+        if session is not None:
+            from gputui.resources import BY_KIND
+
+            res = BY_KIND.get(ref.kind.lower())
+            if res is not None:
+                def fetch() -> Any:
+                    return session.api.get(res.path(ref.namespace, ref.name))
+        self._push(YamlScreen(ref, fetch, cached), "yaml")
+
+    def show_view(self, view: str, arg: str = "") -> None:
+        if view == "object":
+            from gputui.targets import TargetError, parse_target
+
+            try:
+                target = parse_target(arg, self.namespace)
+            except TargetError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            if target.ref is not None:
+                self.open_ref(target.ref)
+            return
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        overview = self.screen_stack[0]
+        assert isinstance(overview, OverviewScreen)
+        if view == "findings":
+            self._push(FindingsScreen(), "findings")
+        elif view == "overview":
+            overview.minimize()
+        else:
+            overview.show_table(view)
+
+    # --- actions ---
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.read_only))
+
+    def action_jump(self) -> None:
+        def chosen(text: str | None) -> None:
+            if not text:
+                return
+            target = resolve(text)
+            if target is None:
+                self.notify(f"Unknown view {text!r}: try nodes, nodeclaims, pods, nodepools, findings.",
+                            severity="warning")
+                return
+            self.show_view(*target)
+
+        self.push_screen(JumpScreen(), chosen)
+
+    def action_findings(self) -> None:
+        if not isinstance(self.screen, FindingsScreen):
+            self.show_view("findings")
+
+    def action_rerun(self) -> None:
+        version = self.session.store.version if self.session is not None else 0
+        self._seen_version = version
+        self._run_diagnostics(version, forced=True)
+
+    def action_export(self) -> None:
+        actions.export_bundle(self)
+
+    def debug_node(self, node: str) -> None:
+        actions.debug_node(self, node)
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self.exit(int(ExitCode.OK))
+
+    # --- command palette: every action by name ---
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for view, what in (("nodes", "GPU nodes table"), ("nodeclaims", "NodeClaims table"),
+                           ("pods", "pending GPU pods table"), ("nodepools", "NodePools table"),
+                           ("overview", "all tables")):
+            yield SystemCommand(f"Jump: {view}", f"Show the {what} (:{view})",
+                                lambda v=view: self.show_view(v))  # type: ignore[misc]
+        yield SystemCommand("Findings and checklist", "Every finding by severity, and each check's result (f)",
+                            self.action_findings)
+        yield SystemCommand("Re-run diagnostics", "Run every check on a fresh snapshot now (r)", self.action_rerun)
+        yield SystemCommand("Filter", "Filter the tables by text or label key=value (/)",
+                            lambda: self._screen_action("filter"))
+        yield SystemCommand("YAML of selected object", "Fetch and show the full YAML (y)",
+                            lambda: self._screen_action("yaml"))
+        if not self.read_only:
+            yield SystemCommand("Debug pod on selected node", "Run nvidia-smi on the node in a debug pod (d)",
+                                lambda: self._screen_action("debug"))
+        yield SystemCommand("Export bundle", "Write a redacted diagnostic bundle for a ticket (e)",
+                            self.action_export)
+        yield SystemCommand("Copy fix commands", "On a finding: copy its commands to the clipboard (c)",
+                            lambda: self._screen_action("copy"))
+        yield SystemCommand("Help", "Keys, colours and where to start (?)", self.action_help)
+
+    def _screen_action(self, name: str) -> None:
+        method = getattr(self.screen, f"action_{name}", None)
+        if method is None:
+            self.notify(f"Not available on this screen: {name}.", severity="warning")
+            return
+        method()
+
+
+def run_app(args: argparse.Namespace, title: str = "") -> int:
+    """Entry point for `gputui` and `gputui demo`: a live cluster, or a bundle with `--bundle`."""
+    bundle = getattr(args, "bundle", None)
+    if bundle:
+        from gputui.cli import UsageError
+
+        try:
+            from gputui.bundle.read import BundleError, open_bundle
+        except ImportError:
+            raise UsageError("opening bundles is not available in this build") from None
+        try:
+            snap = open_bundle(bundle).snapshot()
+        except BundleError as exc:
+            raise UsageError(str(exc)) from None
+        app = GputuiApp(snapshot=snap, read_only=True, title=title or f"bundle {bundle}",
+                        namespace=getattr(args, "namespace", None))
+    else:
+        from gputui.commands.connect import connect
+        from gputui.config import aws_config, prometheus_settings
+
+        api, info = connect(args)
+        session = LiveSession(api, info, prometheus=prometheus_settings(args), aws=aws_config(args))
+        app = GputuiApp(session=session, read_only=bool(getattr(args, "read_only", False)),
+                        title=title, namespace=getattr(args, "namespace", None))
+    code = app.run()
+    return int(code if code is not None else ExitCode.OK)

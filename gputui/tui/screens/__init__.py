@@ -1,0 +1,1 @@
+"""Screens: overview, findings, evidence, object details, YAML, help and modals."""

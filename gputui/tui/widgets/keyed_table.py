@@ -1,0 +1,166 @@
+"""A DataTable kept in sync with keyed rows: changed cells are updated, rows added/removed by key.
+
+Never clear-and-rebuild: that loses the cursor and costs ~10x more than `update_cell` with
+`update_width=False` (stack-notes section 1). The cursor follows its row's key across updates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
+
+from diagnostics.model import ObjectRef
+from gputui.tui.cells import TableRow
+
+
+class KeyedTable(DataTable[Text]):
+    """Rows are `TableRow(key, ref, cells)`; `ref_for(key)` maps a row back to its object."""
+
+    DEFAULT_CSS = """
+    KeyedTable { height: auto; }
+    """
+    BINDINGS = [Binding("enter", "select_cursor", "Open", show=True)]
+
+    def __init__(self, columns: Sequence[str], *, id: str | None = None, classes: str | None = None,
+                 show_header: bool = True, empty: str = "(none)") -> None:
+        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False,
+                         show_header=show_header)
+        self._columns = tuple(columns)
+        self._refs: dict[str, ObjectRef | None] = {}
+        self._empty = empty
+        self.row_count_shown = 0
+        """Rows shown after filtering (the placeholder row is not counted)."""
+        self.user_moved = False
+        """Until the cursor is moved (keys, mouse, code) it stays on the top row - the worst one - as
+        rows arrive in whatever order; once moved, it follows its row's key."""
+        self._synced_key: str | None = None
+
+    def on_mount(self) -> None:
+        if not self.row_count:
+            self.sync([])
+
+    def _ensure_columns(self) -> None:
+        """Columns are added on first use: a screen may sync before this widget's Mount is handled."""
+        if not self.columns:
+            for c in self._columns:
+                self.add_column(c, key=c)
+
+    # --- reading ---
+    @property
+    def selected_key(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except (CellDoesNotExist, RowDoesNotExist):
+            return None
+        return None if key is None or key.startswith("placeholder|") else key
+
+    @property
+    def selected_ref(self) -> ObjectRef | None:
+        key = self.selected_key
+        return self._refs.get(key) if key is not None else None
+
+    def ref_for(self, key: str | None) -> ObjectRef | None:
+        return self._refs.get(key) if key else None
+
+    @property
+    def lines_wanted(self) -> int:
+        """Lines to show every row: rows, header, top border, and the horizontal scrollbar if shown."""
+        return max(1, self.row_count) + int(self.show_header) + 1 + int(self.show_horizontal_scrollbar)
+
+    @property
+    def allow_horizontal_scroll(self) -> bool:
+        """Left/Right and Shift+wheel scroll a wide table even where its scrollbar is hidden to save a line."""
+        return not self.disabled and self.virtual_size.width > self.scrollable_content_region.width
+
+    def keys(self) -> list[str]:
+        return [str(r.key.value) for r in self.ordered_rows]
+
+    # --- writing ---
+    def sync(self, rows: Sequence[TableRow]) -> None:
+        """Make the table show exactly `rows`, in order, touching only what changed."""
+        self._ensure_columns()
+        self.row_count_shown = len(rows)
+        if not rows:
+            rows = [TableRow(f"placeholder|{self._empty}", None,
+                             (Text(self._empty, style="dim"),) + tuple(Text("") for _ in self._columns[1:]))]
+        cursor_key = self.selected_key
+        if cursor_key is not None and cursor_key != self._synced_key:
+            self.user_moved = True
+        wanted = {r.key: r for r in rows}
+        current = set(self.keys())
+        for key in current - wanted.keys():
+            self.remove_row(key)
+        cols = self._columns
+        for r in rows:
+            if r.key in current:
+                for col, value in zip(cols, r.cells):
+                    if not same(self.get_cell(r.key, col), value):
+                        self._grow(col, value)
+                        self.update_cell(r.key, col, value, update_width=False)
+            else:
+                for col, value in zip(cols, r.cells):
+                    self._grow(col, value)
+                self.add_row(*r.cells, key=r.key)
+        self._refs = {r.key: r.ref for r in rows}
+        order = [r.key for r in rows]
+        if self.keys() != order:
+            self._reorder(order)
+        if self.user_moved and cursor_key in wanted:
+            self.move_cursor(row=self.get_row_index(cursor_key), animate=False)
+        elif not self.user_moved:
+            self.move_cursor(row=0, animate=False)
+        elif self.cursor_row >= self.row_count:
+            self.move_cursor(row=max(0, self.row_count - 1), animate=False)
+        self._synced_key = self.selected_key
+
+    def scroll_to_cursor_from_top(self) -> None:
+        self.scroll_to(y=0, animate=False, immediate=True)
+        if self.row_count:
+            self.move_cursor(row=self.cursor_row, animate=False, scroll=True)
+
+    def _grow(self, column: str, cell: Text) -> None:
+        """Widen a column for a new value now, in O(1), instead of DataTable's deferred re-measure.
+
+        DataTable measures new rows on its next idle, but a frame rendered before that is cached
+        with the old widths until the table changes again (seen as truncated columns). Widening the
+        column before add_row/update_cell (which invalidate the caches) keeps every frame right, and
+        costs nothing like `update_width=True` (~9 ms per call, stack-notes section 1).
+        """
+        col = self.columns[ColumnKey(column)]
+        width = cell.cell_len
+        if width > col.content_width:
+            col.content_width = width
+
+    def _reorder(self, order: list[str]) -> None:
+        """Put rows in `order` through DataTable.sort (public API).
+
+        sort() hands the key function cell values, not row keys; each row's first cell is a
+        distinct Text object, so its identity maps back to the row key.
+        """
+        first = self._columns[0]
+        rank = {id(self.get_cell(k, first)): i for i, k in enumerate(order)}
+        self.sort(first, key=lambda cell: rank.get(id(cell), len(rank)))
+
+
+def same(a: object, b: Text) -> bool:
+    """Text equality including the base style (rich's `==` compares only text and spans, so a cell
+    that only changes colour - a node turning red - would otherwise never be updated)."""
+    return isinstance(a, Text) and a.plain == b.plain and a.style == b.style and a.spans == b.spans
+
+
+def set_height(table: KeyedTable, height: int) -> None:
+    """Resize a table only when its height changes (setting a style always triggers a layout).
+
+    After a resize the table scrolls back to the top, keeping the cursor row in view: a table that
+    was briefly too short to show its cursor row must not stay scrolled once it has room.
+    """
+    current = table.styles.height
+    if current is None or not current.is_cells or current.value != height:
+        table.styles.height = height
+        table.call_after_refresh(table.scroll_to_cursor_from_top)

@@ -1,0 +1,69 @@
+"""One line at the bottom of every screen: where the data comes from and how fresh each source is."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.text import Text
+from textual.widgets import Static
+
+from diagnostics.snapshot import Snapshot, SourceState
+
+STATE_STYLE = {
+    SourceState.OK: "green",
+    SourceState.STALE: "yellow",
+    SourceState.LOADING: "dim",
+    SourceState.NOT_CONFIGURED: "dim",
+    SourceState.FORBIDDEN: "bold red",
+    SourceState.ABSENT: "yellow",
+    SourceState.UNREACHABLE: "bold red",
+}
+
+
+def _clock(dt: datetime | None) -> str:
+    return dt.strftime("%H:%M:%S") if dt else "never"
+
+
+def status_text(snap: Snapshot | None, *, bundle_time: datetime | None = None, error: str = "") -> Text:
+    """`live · 9 sources ok · nodeclaims forbidden (list nodeclaims.karpenter.sh) · updated 10:00:03`.
+
+    Healthy sources are counted, the others named with their state, so it fits 80 columns yet a
+    forbidden or stale source is never hidden.
+    """
+    t = Text()
+    if bundle_time is not None:
+        t.append(f"bundle from {bundle_time.strftime('%Y-%m-%d %H:%M:%SZ')}", style="bold cyan")
+    else:
+        t.append("● live", style="bold green")
+    if snap is None:
+        t.append(" · connecting…", style="dim")
+        return t
+    ok = [s for s in snap.sources.values() if s.state is SourceState.OK]
+    other = sorted((s for s in snap.sources.values() if s.state is not SourceState.OK), key=lambda s: s.name)
+    t.append(" · ", style="dim")
+    t.append(f"{len(ok)} source{'s' if len(ok) != 1 else ''} ok", style="green")
+    for s in other:
+        if s.state is SourceState.NOT_CONFIGURED:
+            continue
+        t.append(" · ", style="dim")
+        t.append(f"{s.name} {s.state.value}", style=STATE_STYLE[s.state])
+        if s.state is SourceState.STALE:
+            t.append(f" since {_clock(s.updated_at)}", style="yellow")
+        elif s.detail and s.state is not SourceState.LOADING:
+            t.append(f" ({s.detail})", style="dim")
+    if bundle_time is None:
+        updated = max((s.updated_at for s in snap.sources.values() if s.updated_at), default=None)
+        t.append(" · ", style="dim")
+        t.append(f"updated {_clock(updated)}", style="dim")
+    if error:
+        t.append(" · ", style="dim")
+        t.append(f"diagnostics failed: {error}", style="bold red")
+    return t
+
+
+class StatusLine(Static):
+    """Re-rendered on every snapshot; cheap (one line of Text)."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: 1; padding: 0 1; background: $panel; }
+    """

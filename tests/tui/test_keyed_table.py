@@ -1,0 +1,66 @@
+"""KeyedTable: rows follow their keys across updates (no clear-and-rebuild), and so does the cursor."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from gputui.tui.cells import TableRow
+from gputui.tui.widgets.keyed_table import KeyedTable
+
+
+def row(key: str, *cells: str) -> TableRow:
+    return TableRow(key, None, tuple(Text(c) for c in (key, *cells)))
+
+
+class TableApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield KeyedTable(("NAME", "STATE"), id="t")
+
+
+async def test_sync_updates_cells_moves_rows_and_keeps_the_cursor_on_its_row() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(KeyedTable)
+        assert table.keys() == ["placeholder|(none)"] and table.selected_key is None
+        table.sync([row("a", "ok"), row("b", "ok"), row("c", "ok")])
+        await pilot.pause()
+        table.move_cursor(row=2)
+        assert table.selected_key == "c"
+        before = table.rows  # DataTable's own Row objects: kept when a row is only updated
+        b_row = before[next(k for k in before if k.value == "b")]
+
+        table.sync([row("c", "ok"), row("b", "broken"), row("d", "new")])
+        await pilot.pause()
+        assert table.keys() == ["c", "b", "d"]
+        assert str(table.get_cell("b", "STATE")) == "broken"
+        assert table.selected_key == "c" and table.cursor_row == 0  # the cursor followed its row
+        assert table.rows[next(k for k in table.rows if k.value == "b")] is b_row
+
+        table.sync([row("d", "new"), row("c", "ok")])
+        await pilot.pause()
+        assert table.keys() == ["d", "c"] and table.selected_key in ("d", "c")
+        table.sync([])
+        await pilot.pause()
+        assert table.keys() == ["placeholder|(none)"] and table.row_count_shown == 0
+
+
+async def test_columns_grow_for_longer_values_at_once() -> None:
+    app = TableApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.sync([row("a", "ok")])
+        table.sync([row("a", "a much longer state than before")])
+        await pilot.pause()
+        widths = {c.label.plain: c.content_width for c in table.columns.values()}
+        assert widths["STATE"] == len("a much longer state than before")
+
+
+async def test_a_change_of_colour_alone_is_applied() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.sync([TableRow("n", None, (Text("node-1"), Text("Ready", style="green")))])
+        table.sync([TableRow("n", None, (Text("node-1"), Text("Ready", style="bold red")))])
+        await pilot.pause()
+        assert str(table.get_cell("n", "STATE").style) == "bold red"

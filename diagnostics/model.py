@@ -9,6 +9,16 @@ from datetime import datetime
 from typing import Any
 
 
+EVIDENCE_TEXT_LIMIT = 300
+
+
+def clip(value: Any, limit: int = EVIDENCE_TEXT_LIMIT) -> Any:
+    """Long strings (controllers can write 10k-character messages) cut to what a screen can show."""
+    if isinstance(value, str) and len(value) > limit:
+        return value[: limit - 1] + "…"
+    return value
+
+
 class Severity(enum.IntEnum):
     """Ordered so that `max()` gives the worst; the CLI maps the worst to an exit code."""
 
@@ -85,7 +95,7 @@ class Evidence:
     @classmethod
     def condition(cls, subject: ObjectRef | None, cond: Mapping[str, Any], age_seconds: float | None = None,
                   note: str = "") -> Evidence:
-        value = {k: cond.get(k) for k in ("status", "reason", "message") if cond.get(k) not in (None, "")}
+        value = {k: clip(cond.get(k)) for k in ("status", "reason", "message") if cond.get(k) not in (None, "")}
         return cls(EvidenceKind.CONDITION, subject, f"status.conditions[{cond.get('type')}]", value, note,
                    age_seconds=age_seconds)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from diagnostics.pool_accelerators import INSTANCE_KEYS, admits
 from diagnostics.matching import allowed_values, node_matches, requirement_matches
-from diagnostics.model import Evidence
+from diagnostics.model import Evidence, clip
 from diagnostics.records import (
     Node,
     NodePool,
@@ -240,7 +240,7 @@ def _not_ready(snap: Snapshot, pool: NodePool) -> FitReason | None:
     if ready is None:
         # v1beta1 NodePools have no conditions: fall back to the EC2NodeClass itself.
         if nc_ready is not None and nc_ready.status == "False":
-            why = nc_ready.message or nc_ready.reason
+            why = clip(nc_ready.message or nc_ready.reason)
             return FitReason(NOT_READY, f"its EC2NodeClass {pool.node_class} is not Ready ({why})",
                              (Evidence.condition(nodeclass.ref if nodeclass else None, nc_ready.as_dict(),
                                                  snap.age(nc_ready.last_transition)),),
@@ -256,14 +256,14 @@ def _not_ready(snap: Snapshot, pool: NodePool) -> FitReason | None:
         if nc_ready is not None and nodeclass is not None and nc_ready.status != "True":
             ev.append(Evidence.condition(nodeclass.ref, nc_ready.as_dict(), snap.age(nc_ready.last_transition)))
         missing = ncr.reason in ("NodeClassNotFound", "NodeClassTerminating")
-        detail = ncr.message or ncr.reason
+        detail = clip(ncr.message or ncr.reason)
         return FitReason(NOT_READY, f"not Ready: NodeClassReady={ncr.status} ({detail})", tuple(ev),
                          cause="nodeclass-missing" if missing else "nodeclass")
     if val is not None and val.status != "True":
         ev.append(Evidence.condition(ref, val.as_dict(), snap.age(val.last_transition)))
-        return FitReason(NOT_READY, f"not Ready: ValidationSucceeded={val.status} ({val.message or val.reason})",
+        return FitReason(NOT_READY, f"not Ready: ValidationSucceeded={val.status} ({clip(val.message or val.reason)})",
                          tuple(ev), cause="validation")
-    return FitReason(NOT_READY, f"not Ready ({ready.reason}: {ready.message})".replace(": )", ")"), tuple(ev),
+    return FitReason(NOT_READY, f"not Ready ({ready.reason}: {clip(ready.message)})".replace(": )", ")"), tuple(ev),
                      cause="unknown")
 
 

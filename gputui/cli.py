@@ -91,20 +91,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"gputui: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE
+    except Exception as exc:  # 401 from any command: the credentials, not gputui, are the problem
+        from gputui.kubeapi import Unauthorized
+
+        if not isinstance(exc, Unauthorized):
+            return _internal_error(exc)
+        print(f"gputui: error: {exc.message}", file=sys.stderr)
+        return ExitCode.USAGE
     except KeyboardInterrupt:
         print("gputui: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        # `gputui diagnose | head`: the reader left; not an error worth a traceback.
+
+
+def _internal_error(exc: BaseException) -> int:
+    """The last line of defence: one line, exit 1, the traceback only on request."""
+    if isinstance(exc, BrokenPipeError):
+        # `gputui ... | head`: the reader left; not an error worth a traceback.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return ExitCode.OK
-    except Exception as exc:  # the last line of defence: one line, exit 1, traceback only on request
-        if os.environ.get("GPUTUI_DEBUG"):
-            raise
-        print(f"gputui: internal error: {type(exc).__name__}: {exc} (set GPUTUI_DEBUG=1 for a traceback)",
-              file=sys.stderr)
-        return ExitCode.INTERNAL
+    if os.environ.get("GPUTUI_DEBUG"):
+        raise exc
+    print(f"gputui: internal error: {type(exc).__name__}: {exc} (set GPUTUI_DEBUG=1 for a traceback)",
+          file=sys.stderr)
+    return ExitCode.INTERNAL
 
 
 def dispatch(args: argparse.Namespace) -> int:

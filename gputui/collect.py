@@ -14,7 +14,7 @@ from typing import Any
 from diagnostics.model import ObjectRef
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState, SourceStatus, utcnow
 from gputui import ingest
-from gputui.kubeapi import Api, ClusterInfo, KubeError, Unreachable
+from gputui.kubeapi import Api, ClusterInfo, KubeError, Unauthorized, Unreachable
 from gputui.resources import RESOURCES
 from gputui.sources.kube import list_objects, status_for_error
 from gputui.store import Store
@@ -48,7 +48,7 @@ def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
         version = api.get("/version", timeout=10)
         store.cluster["version"] = version.get("gitVersion", "") if isinstance(version, dict) else ""
     except KubeError as exc:
-        if isinstance(exc, Unreachable):
+        if isinstance(exc, (Unreachable, Unauthorized)):
             raise
         # /version forbidden is unusual but not fatal: the lists will tell.
 

@@ -41,11 +41,15 @@ _EMPTY: Mapping[str, Any] = {}
 
 # --- scalar helpers -------------------------------------------------------------------------
 
-@lru_cache(maxsize=4096)
 def quantity(raw: Any) -> float:
     """A Kubernetes quantity as a float; malformed values count as 0 rather than crash."""
-    if raw is None:
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
         return 0.0
+    return _quantity(raw)
+
+
+@lru_cache(maxsize=4096)
+def _quantity(raw: str | int | float) -> float:
     try:
         return float(parse_quantity(raw))
     except (ValueError, TypeError, InvalidOperation, ArithmeticError):
@@ -58,10 +62,14 @@ def resources(raw: Mapping[str, Any] | None) -> dict[str, float]:
     return {str(k): quantity(v if not isinstance(v, (dict, list)) else None) for k, v in raw.items()}
 
 
-@lru_cache(maxsize=65536)
 def timestamp(raw: Any) -> datetime | None:
     if not raw or not isinstance(raw, str):
         return None
+    return _timestamp(raw)
+
+
+@lru_cache(maxsize=65536)
+def _timestamp(raw: str) -> datetime | None:
     try:
         dt = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
@@ -71,6 +79,14 @@ def timestamp(raw: Any) -> datetime | None:
 
 def _s(v: Any) -> str:
     return v if isinstance(v, str) else ("" if v is None else str(v))
+
+
+def _int(v: Any) -> int:
+    """Counts from status fields; a hand-edited or corrupt object must not crash the checks."""
+    try:
+        return int(v or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _list(v: Any) -> list[Any]:
@@ -83,9 +99,10 @@ def _map(v: Any) -> Mapping[str, Any]:
 
 def meta(obj: Mapping[str, Any]) -> Meta:
     m = _map(obj.get("metadata"))
+    ns = m.get("namespace")
     return Meta(
         name=_s(m.get("name")),
-        namespace=m.get("namespace") or None,
+        namespace=_s(ns) or None,
         uid=_s(m.get("uid")),
         labels={str(k): _s(v) for k, v in _map(m.get("labels")).items()},
         annotations={str(k): _s(v) for k, v in _map(m.get("annotations")).items()},
@@ -198,7 +215,7 @@ def _container_state(cs: Mapping[str, Any]) -> ContainerState:
     last_code = last.get("exitCode")
     return ContainerState(
         name=_s(cs.get("name")), ready=bool(cs.get("ready")),
-        restart_count=int(cs.get("restartCount") or 0), state=kind,
+        restart_count=_int(cs.get("restartCount")), state=kind,
         reason=_s(detail.get("reason")), message=_s(detail.get("message")),
         exit_code=code if isinstance(code, int) else None,
         last_reason=_s(last.get("reason")), last_exit_code=last_code if isinstance(last_code, int) else None,
@@ -273,7 +290,7 @@ def event(obj: Obj) -> Event:
     count = obj.get("count")
     series = _map(obj.get("series"))
     if not isinstance(count, int):
-        count = int(series.get("count") or 1)
+        count = _int(series.get("count")) or 1
     first = timestamp(obj.get("firstTimestamp")) or timestamp(obj.get("eventTime"))
     last = (timestamp(obj.get("lastTimestamp")) or timestamp(series.get("lastObservedTime"))
             or timestamp(obj.get("eventTime")) or first)
@@ -281,7 +298,7 @@ def event(obj: Obj) -> Event:
         meta=meta(obj),
         involved_kind=_s(inv.get("kind")),
         involved_name=_s(inv.get("name")),
-        involved_namespace=inv.get("namespace") or None,
+        involved_namespace=_s(inv.get("namespace")) or None,
         reason=_s(obj.get("reason")),
         message=_s(obj.get("message") or obj.get("note")),
         type=_s(obj.get("type")) or "Normal",
@@ -374,8 +391,8 @@ def daemonset(obj: Obj) -> DaemonSet:
         required_affinity=required_affinity(pspec),
         tolerations=tolerations(pspec.get("tolerations")),
         images=tuple(_s(c.get("image")) for c in _list(pspec.get("containers")) if isinstance(c, Mapping)),
-        desired=int(status.get("desiredNumberScheduled") or 0),
-        ready=int(status.get("numberReady") or 0),
+        desired=_int(status.get("desiredNumberScheduled")),
+        ready=_int(status.get("numberReady")),
         obj=obj,
     )
 

@@ -7,7 +7,7 @@ than orjson on dicts (see README, performance), and gputui needs control of watc
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,16 +21,22 @@ from kubernetes.config.config_exception import ConfigException
 class KubeError(Exception):
     """An API answer gputui turns into a source status or a one-line CLI error."""
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(self, status: int, reason: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(message or reason)
         self.status = status
         self.reason = reason
         self.message = message or reason
+        self.retry_after = retry_after
+        """Seconds the server asked to wait (429/503 `Retry-After`), if it said."""
 
 
 class Unreachable(KubeError):
     def __init__(self, message: str) -> None:
         super().__init__(0, "Unreachable", message)
+
+
+class Unauthorized(KubeError):
+    """401: the API server rejected the credentials (expired token, wrong user) - a usage error."""
 
 
 class ConfigError(Exception):
@@ -116,7 +122,7 @@ class Api:
         if not 200 <= raw.status < 300:
             data = raw.read()
             raw.release_conn()
-            raise status_error(raw.status, data)
+            raise status_error(raw.status, data, raw.headers.get("Retry-After"))
         return raw
 
     def get(self, path: str, query: list[tuple[str, Any]] | None = None, timeout: float | None = None) -> Any:
@@ -148,12 +154,14 @@ class Api:
             raw.release_conn()
 
     def stream(self, path: str, query: list[tuple[str, Any]], read_timeout: float,
-               keep_blank: bool = False) -> Iterator[bytes]:
+               keep_blank: bool = False, on_open: Callable[[], None] | None = None) -> Iterator[bytes]:
         """Lines of a chunked response (watch events, followed logs). Closes the connection when done.
 
         Watch streams skip blank lines; logs keep them (`keep_blank`): nvidia-smi's tables need them.
         """
         raw = self._request("GET", path, query, timeout=(self.timeout, read_timeout), accept="*/*")
+        if on_open is not None:
+            on_open()  # the server accepted the request (200): what follows is the stream itself
         buf = b""
         try:
             for chunk in raw.stream(65536, decode_content=True):
@@ -174,13 +182,20 @@ class Api:
             raw.close()
 
 
-def status_error(code: int, data: bytes) -> KubeError:
+def status_error(code: int, data: bytes, retry_after: str | None = None) -> KubeError:
+    if code == 401:
+        return Unauthorized(401, "Unauthorized", "the API server rejected the credentials (401 Unauthorized): "
+                            "refresh the token or check the kubeconfig user")
     reason, message = "", ""
+    wait = float(retry_after) if retry_after and retry_after.strip().isdigit() else None
     try:
         body = orjson.loads(data)
         if isinstance(body, dict):
             reason, message = str(body.get("reason") or ""), str(body.get("message") or "")
+            details = body.get("details")
+            if wait is None and isinstance(details, dict) and isinstance(details.get("retryAfterSeconds"), int):
+                wait = float(details["retryAfterSeconds"])
     except orjson.JSONDecodeError:
         message = data[:200].decode("utf-8", "replace")
     return KubeError(code, reason or {403: "Forbidden", 404: "NotFound", 410: "Expired"}.get(code, "Error"),
-                     message)
+                     message, wait)

@@ -59,12 +59,14 @@ class Store:
                 self._status[source] = SourceStatus(source, SourceState.OK, updated_at=self.clock())
             self.version += 1
 
-    def touch(self, source: str) -> None:
-        """A bookmark or a quiet watch: the data is current as of now."""
+    def touch(self, source: str, recovered: bool = False) -> None:
+        """A bookmark or a quiet watch: the data is current as of now. `recovered`: a watch was just
+        re-established from the cache's resourceVersion, so stale data is current again."""
         with self._lock:
             st = self._status.get(source)
-            if st is not None and st.state is SourceState.OK:
+            if st is not None and (st.state is SourceState.OK or (recovered and st.state is SourceState.STALE)):
                 self._status[source] = SourceStatus(source, SourceState.OK, updated_at=self.clock())
+                self.version += st.state is not SourceState.OK
 
     def set_status(self, status: SourceStatus) -> None:
         """Failures keep the last good data: a failing source with data turns STALE, not empty."""

@@ -76,16 +76,15 @@ def focus(report: Report, snap, ref) -> Report:  # type: ignore[no-untyped-def]
 
 
 def emit(report: Report, output: str) -> None:
-    if output == "json":
-        from gputui.output.json import dumps, report_json
+    from gputui.output.console import reader_may_leave, stdout_console
 
-        sys.stdout.write(dumps(report_json(report)))
-        return
-    from rich.console import Console
+    with reader_may_leave():
+        if output == "json":
+            from gputui.output.json import dumps, report_json
 
-    from gputui.output.text import render_report
+            sys.stdout.write(dumps(report_json(report)))
+            sys.stdout.flush()
+            return
+        from gputui.output.text import render_report
 
-    tty = sys.stdout.isatty()
-    # Piped: no colour and no hard wraps, so grep and ticket pastes keep whole lines.
-    console = Console(soft_wrap=not tty, width=None if tty else 200)
-    render_report(report, console)
+        render_report(report, stdout_console())

@@ -48,6 +48,14 @@ class Gone(Exception):
     """The watch's resourceVersion fell out of the server's history: relist."""
 
 
+class StreamBroken(Exception):
+    """An accepted watch stream broke (not a refused request): resume from `rv` without backoff."""
+
+    def __init__(self, rv: str) -> None:
+        super().__init__(rv)
+        self.rv = rv
+
+
 def forbidden_detail(res: Resource, verb: str = "list") -> str:
     return f"{verb} {res.qualified}"
 
@@ -132,26 +140,32 @@ class Informer:
                     records, rv = list_objects(self.api, self.res, page_size=self.page_size)
                     self.store.replace(self.res.source, records)
                     self.relists += 1
+                    failures = 0
                 rv = self._watch(rv)
                 failures = 0
             except Gone:
                 rv = ""
                 continue
+            except StreamBroken as exc:
+                # The server accepted the watch and the connection broke later (a proxy or apiserver
+                # restart, a cut mid-event): not a failure to back off from; go on from the last event.
+                rv = exc.rv
+                failures = 0
+                self.reconnects += 1
+                self.stop_event.wait(random.random() * 0.1)
             except KubeError as exc:
                 st = status_for_error(self.res, exc, "watch" if rv else "list")
                 self.store.set_status(st)
                 failures += 1
                 self.reconnects += 1
-                if exc.status == 429:
-                    delay = 1.0
+                if exc.status == 429 or (exc.retry_after and exc.status >= 500):
+                    delay = (exc.retry_after or 1.0) * (1.0 + 0.2 * random.random())
                 elif st.state in (SourceState.FORBIDDEN, SourceState.ABSENT):
                     # Permissions and CRDs change rarely; look again later, from a fresh list.
                     rv = ""
                     delay = 30.0
                 else:
                     delay = min(self.max_backoff, 0.2 * 2 ** min(failures, 8)) * (0.5 + random.random())
-                    if exc.status and exc.status >= 500:
-                        rv = rv  # keep watching from where we were
                 self.stop_event.wait(delay)
             except Exception as exc:  # a malformed answer must not kill the informer
                 self.store.set_status(SourceStatus(self.res.source, SourceState.UNREACHABLE,
@@ -164,30 +178,43 @@ class Informer:
         query: list[tuple[str, Any]] = [("watch", "true"), ("resourceVersion", rv),
                                         ("allowWatchBookmarks", "true"),
                                         ("timeoutSeconds", self.watch_timeout)]
-        for line in self.api.stream(self.res.path(), query, read_timeout=self.watch_timeout + 15):
-            if self.stop_event.is_set():
-                break
-            try:
-                ev = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                break  # a torn line: the stream dropped mid-event; re-watch from the last good rv
-            etype = ev.get("type")
-            obj = ev.get("object") or {}
-            if etype == "ERROR":
-                if obj.get("code") == 410:
-                    raise Gone()
-                raise KubeError(int(obj.get("code") or 500), str(obj.get("reason") or "Error"),
-                                str(obj.get("message") or ""))
-            new_rv = (obj.get("metadata") or {}).get("resourceVersion")
-            if etype == "BOOKMARK":
-                rv = new_rv or rv
-                self.store.touch(self.res.source)
-                continue
-            if etype in ("ADDED", "MODIFIED", "DELETED"):
-                self.store.apply(self.res.source, etype, self._build(ingest.project(self._kind, obj)))
-                rv = new_rv or rv
-                if self.on_event is not None:
-                    self.on_event(self.res.source)
+        opened = False
+
+        def on_open() -> None:
+            nonlocal opened
+            opened = True
+            self.store.touch(self.res.source, recovered=True)
+
+        try:
+            for line in self.api.stream(self.res.path(), query, read_timeout=self.watch_timeout + 15,
+                                        on_open=on_open):
+                if self.stop_event.is_set():
+                    break
+                try:
+                    ev = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    break  # a torn line: the stream dropped mid-event; re-watch from the last good rv
+                etype = ev.get("type")
+                obj = ev.get("object") or {}
+                if etype == "ERROR":
+                    if obj.get("code") == 410:
+                        raise Gone()
+                    raise KubeError(int(obj.get("code") or 500), str(obj.get("reason") or "Error"),
+                                    str(obj.get("message") or ""))
+                new_rv = (obj.get("metadata") or {}).get("resourceVersion")
+                if etype == "BOOKMARK":
+                    rv = new_rv or rv
+                    self.store.touch(self.res.source)
+                    continue
+                if etype in ("ADDED", "MODIFIED", "DELETED"):
+                    self.store.apply(self.res.source, etype, self._build(ingest.project(self._kind, obj)))
+                    rv = new_rv or rv
+                    if self.on_event is not None:
+                        self.on_event(self.res.source)
+        except Unreachable:
+            if opened:
+                raise StreamBroken(rv) from None
+            raise
         return rv
 
 

@@ -214,6 +214,9 @@ def _status_for(exc: Exception, ep: Endpoint, timeout: float) -> SourceStatus:
         return SourceStatus(SOURCE, SourceState.UNREACHABLE, f"{where}: no answer within {timeout:g}s")
     if isinstance(exc, requests.ConnectionError):
         text = str(exc)
+        if "timed out" in text.lower() or "timeout" in text.lower():
+            # urllib3 with read retries off wraps a read timeout as a ConnectionError(MaxRetryError).
+            return SourceStatus(SOURCE, SourceState.UNREACHABLE, f"{where}: no answer within {timeout:g}s")
         why = "connection refused" if "refused" in text.lower() else _short(text)
         return SourceStatus(SOURCE, SourceState.UNREACHABLE, f"{where}: {why}")
     return SourceStatus(SOURCE, SourceState.UNREACHABLE, f"{where}: {type(exc).__name__}: {_short(str(exc))}")

@@ -1,0 +1,10 @@
+"""Reliability and bad-input checks: a seeded fault soak, permission/RBAC, optional-source, CLI and debug-pod matrices.
+
+Run them all with `python -m gputui.reliability`; tests/reliability runs smaller versions of each.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PARTS"]
+
+PARTS = ("soak", "permissions", "rbac", "optional", "bad-input", "cli", "debug")

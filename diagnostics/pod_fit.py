@@ -8,6 +8,8 @@ type carries the requested accelerator, and the NodePool's limits.
 
 from __future__ import annotations
 
+import bisect
+
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -369,12 +371,11 @@ def fit_node(snap: Snapshot, pod: Pod, node: Node) -> NodeFit | None:
         return None
     if any(is_lifecycle_taint(t) and t.effect in BLOCKING_EFFECTS for t in node.taints):
         return None
-    on_node = [p for p in snap.index.pods_by_node.get(node.name, ()) if not p.terminal]
+    used = used_by_node(snap).get(node.name, {})
     for res, need in pod.requests.items():
         if need <= 0 or (res not in want and res not in node.allocatable):
             continue
-        free = node.allocatable.get(res, 0.0) - sum(p.requests.get(res, 0.0) for p in on_node)
-        if free < need:
+        if node.allocatable.get(res, 0.0) - used.get(res, 0.0) < need:
             return None
     reasons: list[FitReason] = []
     blocked = untolerated(node.taints, pod.tolerations)
@@ -393,10 +394,56 @@ def accelerator_nodes(snap: Snapshot) -> list[Node]:
                     lambda: [n for n in snap.nodes if accelerator_total(n.allocatable) > 0])
 
 
+def used_by_node(snap: Snapshot) -> dict[str, dict[str, float]]:
+    """Requests of non-terminal pods summed per accelerator node, once per snapshot."""
+    def compute() -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for n in accelerator_nodes(snap):
+            used: dict[str, float] = {}
+            for p in snap.index.pods_by_node.get(n.name, ()):
+                if not p.terminal:
+                    for r, q in p.requests.items():
+                        used[r] = used.get(r, 0.0) + q
+            out[n.name] = used
+        return out
+
+    return memoized(snap, "used-by-node", compute)
+
+
+def _free_index(snap: Snapshot) -> tuple[list[Node], dict[str, list[tuple[float, int]]]]:
+    """Per accelerator resource, (free devices, node position) sorted, so candidates are a bisect away.
+
+    Without it every pending pod was checked against every GPU node and its pods: at 1k pending
+    pods x 2k GPU nodes that was a minute per diagnostics run.
+    """
+    def compute() -> tuple[list[Node], dict[str, list[tuple[float, int]]]]:
+        nodes = accelerator_nodes(snap)
+        used = used_by_node(snap)
+        index: dict[str, list[tuple[float, int]]] = {}
+        for i, n in enumerate(nodes):
+            for r, a in accelerators(n.allocatable).items():
+                index.setdefault(r, []).append((a - used[n.name].get(r, 0.0), i))
+        for entries in index.values():
+            entries.sort()
+        return nodes, index
+
+    return memoized(snap, "free-accelerators", compute)
+
+
 def fit_nodes(snap: Snapshot, pod: Pod) -> list[NodeFit]:
+    """Existing nodes with enough free accelerators for the pod, and what else stops it there."""
     if not snap.status("nodes").state.usable:
         return []
-    fits = (fit_node(snap, pod, n) for n in accelerator_nodes(snap))
+    want = accelerators(pod.requests)
+    if not want:
+        return []
+    nodes, index = _free_index(snap)
+    candidates: set[int] | None = None
+    for res, need in want.items():
+        entries = index.get(res, [])
+        ids = {i for _free, i in entries[bisect.bisect_left(entries, (need, -1)):]}
+        candidates = ids if candidates is None else candidates & ids
+    fits = (fit_node(snap, pod, nodes[i]) for i in sorted(candidates or ()))
     return [f for f in fits if f is not None]
 
 

@@ -160,9 +160,8 @@ def pod_gpu_request_invalid(snap: Snapshot) -> Iterator[Finding | int]:
     Request whole devices and set limits equal to requests (setting only limits is enough).
     To share a GPU use MIG (`nvidia.com/mig-1g.5gb`) or time-slicing, not fractional quantities.
     """
-    for pod in snap.pods:
-        if pod.terminal:
-            continue
+    # Only pods still waiting: a pod that was bound already passed API validation and scheduling.
+    for pod in snap.index.pending:
         if not any(looks_like_accelerator(k) for _, _, rq, lm in _containers(pod) for k in (*rq, *lm)):
             continue
         yield 1

@@ -71,6 +71,8 @@ class GputuiApp(App[int]):
         self.bundle_time = (bundle_time or snapshot.taken_at) if snapshot is not None else None
         """Set for a static snapshot: the status line then says `bundle from <time>`."""
         self.poll_interval = poll_interval
+        self._last_duration = 0.0
+        """How long the last diagnostics run took (s): the next waits at least that long."""
         self._diagnose = diagnose
         self.snapshot: Snapshot | None = None
         self.report: Report | None = None
@@ -131,7 +133,12 @@ class GputuiApp(App[int]):
         if self._busy or self.paused:
             return
         version = self.session.store.version if self.session is not None else 0
-        stale = time.monotonic() - self._last_run > RERUN_EVERY
+        since = time.monotonic() - self._last_run
+        if since < self._last_duration:
+            # Adaptive rate: on a big fleet a diagnostics run takes a while; leave at least as much
+            # time again to the informer threads (the GIL) and the UI before the next one.
+            return
+        stale = since > RERUN_EVERY
         if version != self._seen_version or (stale and self.session is not None):
             self._seen_version = version
             self._run_diagnostics(version)
@@ -140,6 +147,10 @@ class GputuiApp(App[int]):
         self._busy = True
         self._last_run = time.monotonic()
         self.diagnose(version, forced)
+
+    def _finished_run(self) -> None:
+        self._last_duration = time.monotonic() - self._last_run
+        self._busy = False
 
     @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False)
     def diagnose(self, version: int, forced: bool = False) -> None:
@@ -156,7 +167,7 @@ class GputuiApp(App[int]):
         except Exception as exc:
             self.post_message(DiagnosticsFailed(f"{type(exc).__name__}: {exc}"[:200]))
         finally:
-            self._busy = False
+            self._finished_run()
 
     def _refresh_screen(self) -> None:
         """Tell the visible screen; others catch up when shown. Nothing to do while shutting down."""

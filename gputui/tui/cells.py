@@ -159,8 +159,20 @@ def pool_cells(row: rows.Row) -> Cells:
 FINDING_COLUMNS = ("SEVERITY", "FINDING", "CHECK", "SUBJECT")
 
 
-def finding_key(f: Finding) -> str:
-    return f"{f.code}|{f.subject}|{f.title}"
+def finding_key(f: Finding, seq: int = 0) -> str:
+    """Stable across refreshes: titles carry counts and ages, so keying by them re-added rows every frame."""
+    return f"{f.code}|{f.subject}|{seq}"
+
+
+def finding_keys(findings: Sequence[Finding]) -> list[str]:
+    """Keys for findings in order; several findings of one check on one subject are numbered."""
+    seen: dict[tuple[str, str], int] = {}
+    keys = []
+    for f in findings:
+        k = (f.code, str(f.subject))
+        seen[k] = seen.get(k, -1) + 1
+        keys.append(finding_key(f, seen[k]))
+    return keys
 
 
 def finding_cells(f: Finding) -> Cells:
@@ -191,14 +203,15 @@ def grouped_finding_rows(findings: Sequence[Finding]) -> list[TableRow]:
     """Findings grouped by severity, each group under a header row (key `group|<severity>`)."""
     out: list[TableRow] = []
     current: Severity | None = None
-    for f in sorted(findings, key=lambda f: -sev_of(f)):
+    ordered = sorted(findings, key=lambda f: -sev_of(f))
+    for f, key in zip(ordered, finding_keys(ordered)):
         sev = sev_of(f)
         if sev != current:
             current = sev
             n = sum(1 for g in findings if sev_of(g) == sev)
             out.append(TableRow(f"group|{sev.label}", None, (
                 Text(f"── {sev.label.upper()} ({n})", style=SEVERITY_STYLE[sev]), Text(""), Text(""), Text(""))))
-        out.append(TableRow(finding_key(f), f.subject, finding_cells(f)))
+        out.append(TableRow(key, f.subject, finding_cells(f)))
     return out
 
 

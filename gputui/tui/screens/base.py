@@ -55,8 +55,9 @@ class DataScreen(Screen[None]):
     def refresh_data(self) -> None:
         app = self.gapp
         self.data_version = app.data_version
+        # One line of fixed height: no relayout of the whole screen for it on every snapshot.
         self.query_one(StatusLine).update(status_text(app.snapshot, bundle_time=app.bundle_time,
-                                                      error=app.diagnose_error))
+                                                      error=app.diagnose_error), layout=False)
         if app.snapshot is not None:
             with app.batch_update():
                 self.render_data()

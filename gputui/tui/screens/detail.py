@@ -77,9 +77,9 @@ class DetailScreen(DataScreen):
         if rec is not None:
             self.query_one("#fields", Static).update(fields_table(objects.key_fields(snap, self.ref, rec)))
 
-        self._findings = {cells.finding_key(f): f for f in mine}
+        self._findings = dict(zip(cells.finding_keys(mine), mine))
         ftable = self.query_one("#detail-findings", KeyedTable)
-        ftable.sync([TableRow(cells.finding_key(f), f.subject, cells.finding_cells(f)) for f in mine])
+        ftable.sync([TableRow(k, f.subject, cells.finding_cells(f)) for k, f in self._findings.items()])
         ftable.border_title = f"Findings ({len(mine)})"
 
         by_subject = cells.findings_by_subject(report)

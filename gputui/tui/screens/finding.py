@@ -10,7 +10,6 @@ from textual.widgets import Static
 
 from diagnostics.model import Finding, ObjectRef
 from diagnostics.registry import find
-from gputui.tui.cells import finding_key
 from gputui.tui.screens.base import DataScreen
 from gputui.tui.widgets.evidence_panel import EvidencePanel, commands_text
 
@@ -26,7 +25,7 @@ class FindingScreen(DataScreen):
     def __init__(self, finding: Finding) -> None:
         super().__init__()
         self.finding = finding
-        self.key = finding_key(finding)
+        self.key = (finding.code, str(finding.subject))
         self.resolved = False
 
     def compose_body(self) -> ComposeResult:
@@ -41,7 +40,9 @@ class FindingScreen(DataScreen):
     def render_data(self) -> None:
         report = self.gapp.report
         if report is not None:
-            current = next((f for f in report.findings if finding_key(f) == self.key), None)
+            # The same finding in the new report: same check and subject (its title may carry new counts).
+            same = [f for f in report.findings if (f.code, str(f.subject)) == self.key]
+            current = next((f for f in same if f.title == self.finding.title), same[0] if same else None)
             self.resolved = current is None
             if current is not None:
                 self.finding = current

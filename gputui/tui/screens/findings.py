@@ -47,7 +47,7 @@ class FindingsScreen(DataScreen):
         f = self.row_filter
         findings = [x for x in report.findings
                     if not f.active or f.matches(cells.finding_cells(x))]
-        self._findings = {cells.finding_key(x): x for x in findings}
+        self._findings = dict(zip(cells.finding_keys(findings), findings))
         flist = self.query_one("#findings-list", KeyedTable)
         flist.sync(cells.grouped_finding_rows(findings))
         flist.border_title = Text.assemble(cells.findings_summary(report), ("  (⏎ evidence and fix)", "dim"))

@@ -83,9 +83,9 @@ class OverviewScreen(DataScreen):
             return not f.active or f.matches(r.cells, labels_of(snap, r.ref))
 
         findings = report.findings if report is not None else []
-        self._findings = {cells.finding_key(x): x for x in findings}
+        self._findings = dict(zip(cells.finding_keys(findings), findings))
         data: dict[str, list[TableRow]] = {
-            "findings": [TableRow(cells.finding_key(x), x.subject, cells.finding_cells(x)) for x in findings],
+            "findings": [TableRow(k, x.subject, cells.finding_cells(x)) for k, x in self._findings.items()],
             "nodes": [TableRow(r.key, r.ref, cells.node_cells(r, by_subject.get(r.ref, [])))
                       for r in worst_first(rows.node_rows(snap, report))],
             "pods": [TableRow(r.key, r.ref, cells.pending_cells(r)) for r in rows.pending_rows(snap, report)],

@@ -90,11 +90,13 @@ def _int(v: Any) -> int:
 
 
 def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
+    return v if type(v) is list else []
 
 
 def _map(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else _EMPTY
+    # `type(v) is dict`, not isinstance(v, Mapping): the ABC check was ~20% of ingest time, and
+    # parsed JSON is only ever plain dicts.
+    return v if type(v) is dict else _EMPTY
 
 
 def meta(obj: Mapping[str, Any]) -> Meta:

@@ -1,0 +1,240 @@
+"""Raw benchmark runs -> medians, ratios and target verdicts, and the table printed for humans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from gputui.bench.stats import median, ratio
+
+TARGETS = {
+    "cold_start_vs_floor": 1.3,
+    "cold_start_vs_kubectl": 0.5,
+    "diagnostics_ms_at_L": 300.0,
+    "oneshot_vs_describe": 1.0,
+    "watch_p99_event_to_screen_ms": 200.0,
+    "peak_rss_mb_at_L": 600.0,
+}
+
+
+def _ok(runs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in runs if "error" not in r and not r.get("timed_out")]
+
+
+def _med(runs: Iterable[dict[str, Any]], *path: str) -> float | None:
+    vals = []
+    for r in _ok(runs):
+        v: Any = r
+        for p in path:
+            v = v.get(p) if isinstance(v, dict) else None
+        if isinstance(v, (int, float)):
+            vals.append(float(v))
+    m = median(vals)
+    return None if m is None else round(m, 3)
+
+
+def summarize(res: dict[str, Any]) -> dict[str, Any]:
+    runs = res["runs"]
+    cold = runs["cold_start"]
+    g, f, k = (_med(cold[x], "complete_s") for x in ("gputui", "floor", "kubectl"))
+    models_runs = cold.get("models", [])
+    capped = next((m for m in models_runs if m.get("timed_out")), None)
+    models: dict[str, Any] = {"median_s": _med(models_runs, "complete_s")}
+    if capped is not None:
+        models = {"median_s": None, "timed_out": True, "cap_s": capped["cap_s"],
+                  "progress": (capped.get("progress") or {}).get("counts", {})}
+    warm: list[float] = []
+    first: list[float] = []
+    checks: list[float] = []
+    index: list[float] = []
+    for r in _ok(cold["gputui"]):
+        diag = r["diagnostics"]["runs"]
+        first.append(diag[0]["total_ms"])
+        warm += [d["total_ms"] for d in diag[1:]]
+        checks += [d["checks_ms"] for d in diag[1:]]
+        index += [d["index_ms"] + d["snapshot_ms"] for d in diag[1:]]
+    diag_src = next(iter(_ok(cold["gputui"])), {}).get("diagnostics", {})
+    oneshot = runs["oneshot"]
+    d_med = _med([o.get("gputui", {"error": "missing"}) for o in oneshot], "wall_s")
+    kd_med = _med([o.get("kubectl", {"error": "missing"}) for o in oneshot], "wall_s")
+    tui = runs.get("tui", [])
+    watches = [t["watch"] for t in _ok(tui) if t.get("watch")]
+    cache_watch = next((r["watch"] for r in _ok(cold["gputui"]) if r.get("watch")), None)
+    counts_ok = all(r.get("counts_match") for x in ("gputui", "floor", "kubectl") for r in _ok(cold[x])) and all(
+        m.get("counts_match") for m in _ok(models_runs))
+    out = {
+        "cold_start_s": {"gputui": g, "floor": f, "kubectl": k, "models": models,
+                         "gputui_breakdown": {"interpreter_s": _med(cold["gputui"], "interpreter_s"),
+                                              "imports_s": _med(cold["gputui"], "imports_s"),
+                                              "list_and_watch_s": _med(cold["gputui"], "list_and_watch_s")},
+                         "ratio_vs_floor": ratio(g, f), "ratio_vs_kubectl": ratio(g, k),
+                         "ratio_vs_models": ratio(g, models.get("median_s"))},
+        "diagnostics_ms": {"warm_median": median(warm), "first_run_median": median(first),
+                           "checks_median": median(checks), "snapshot_and_index_median": median(index),
+                           "findings": diag_src.get("findings"), "results": diag_src.get("results"),
+                           "errored": diag_src.get("errored")},
+        "oneshot_s": {"gputui_diagnose": d_med, "kubectl_describe": kd_med, "ratio": ratio(d_med, kd_med),
+                      **{k2: v for k2, v in runs.get("oneshot_imports", {}).items()}},
+        "tui": {"first_complete_s": _med(tui, "first_complete_s"), "synced_s": _med(tui, "synced_s"),
+                "imports_s": _med(tui, "imports_s"), "first_update_ms": _med(tui, "first_frame", "update_ms"),
+                "rows": next((t["rows"] for t in _ok(tui)), None)},
+        "watch": {
+            "rate_per_s": res["options"]["burst_rate"], "seconds": res["options"]["burst_seconds"],
+            "tui_event_to_screen_p50_ms": median([w["event_to_screen"]["p50_ms"] for w in watches]),
+            "tui_event_to_screen_p99_ms": median([w["event_to_screen"]["p99_ms"] for w in watches]),
+            "tui_event_to_screen_lower_bound": any(w["event_to_screen"].get("lower_bound") for w in watches),
+            "tui_event_to_screen_max_ms": max((w["event_to_screen"]["max_ms"] or 0 for w in watches), default=None),
+            "tui_cache_lag_p99_ms": median([w["cache_lag"]["p99_ms"] for w in watches]),
+            "tui_cache_lag_max_ms": max((w["cache_lag"]["max_ms"] or 0 for w in watches), default=None),
+            "tui_update_p50_ms": median([w["update"]["p50_ms"] for w in watches]),
+            "tui_update_p99_ms": median([w["update"]["p99_ms"] for w in watches]),
+            "tui_frames": median([w["frames"] for w in watches]),
+            "tui_ui_gap_max_ms": max((w["ui_gap"]["max_ms"] or 0 for w in watches), default=None),
+            "tui_cache_lag_by_quarter_p50_ms": watches[0]["cache_lag"]["by_quarter_p50_ms"] if watches else None,
+            "cache_only": cache_watch["cache_lag"] if cache_watch else None,
+            "growing_lag": any(w["cache_lag"]["growing"] for w in watches)
+            or bool(cache_watch and cache_watch["cache_lag"]["growing"]),
+            "all_applied": all(w["applied"] == w["planned"] for w in watches)
+            and (cache_watch is None or cache_watch["applied"] == cache_watch["planned"]),
+            "unshown": sum(w["unshown"] for w in watches),
+            "relists": sum(w["relists"] for w in watches) + (cache_watch["relists"] if cache_watch else 0),
+        },
+        "rss_mb": {"gputui_cache": _med(cold["gputui"], "rss_at_cache_mb"),
+                   "gputui_cache_peak": _med(cold["gputui"], "peak_rss_mb"),
+                   "tui_peak": max((t["peak_rss_mb"] for t in _ok(tui) if t.get("peak_rss_mb")), default=None),
+                   "floor": _med(cold["floor"], "peak_rss_mb"), "kubectl": _med(cold["kubectl"], "peak_rss_mb"),
+                   "models": (capped or {}).get("peak_rss_mb") or _med(models_runs, "peak_rss_mb"),
+                   "server": res["fleet"].get("server_rss_mb", {}).get("VmHWM")},
+        "counts_match": counts_ok,
+        "errors": _errors(runs),
+    }
+    out["targets"] = targets(res["scale"], out)
+    return out
+
+
+def _errors(runs: dict[str, Any]) -> list[str]:
+    errs = []
+    for name, items in runs["cold_start"].items():
+        errs += [f"cold_start.{name}: {r['error']}" for r in items if "error" in r]
+    for o in runs["oneshot"]:
+        errs += [f"oneshot.{k}: {v['error']}" for k, v in o.items() if "error" in v]
+    errs += [f"tui: {t['error']}" for t in runs.get("tui", []) if "error" in t]
+    return errs
+
+
+def targets(scale: str, s: dict[str, Any]) -> list[dict[str, Any]]:
+    """The project's goals with this run's value; `applies` is False where a goal is stated for L only."""
+    cs, w = s["cold_start_s"], s["watch"]
+    rows = [
+        ("cold start <= 1.3x floor", cs["ratio_vs_floor"], TARGETS["cold_start_vs_floor"], True, "x"),
+        ("cold start <= 0.5x kubectl get", cs["ratio_vs_kubectl"], TARGETS["cold_start_vs_kubectl"], True, "x"),
+        ("diagnostics <= 300 ms at L (warm cache)", s["diagnostics_ms"]["warm_median"],
+         TARGETS["diagnostics_ms_at_L"], scale == "L", "ms"),
+        ("one-shot <= 1.0x kubectl describe", s["oneshot_s"]["ratio"], TARGETS["oneshot_vs_describe"], True, "x"),
+        ("watch p99 event->screen <= 200 ms", w["tui_event_to_screen_p99_ms"],
+         TARGETS["watch_p99_event_to_screen_ms"], True, "ms"),
+        ("peak RSS <= 600 MB at L (TUI)", s["rss_mb"]["tui_peak"], TARGETS["peak_rss_mb_at_L"], scale == "L", "MB"),
+    ]
+    out = [{"target": name, "value": v, "limit": lim, "unit": unit, "applies": applies,
+            "met": None if v is None else v <= lim} for name, v, lim, applies, unit in rows]
+    out.append({"target": "no growing watch lag", "value": "growing" if w["growing_lag"] else "flat", "limit": "flat",
+                "unit": "", "applies": True, "met": not w["growing_lag"] and w["all_applied"]})
+    textual = s["oneshot_s"].get("imports_textual")
+    out.append({"target": "one-shot path does not import Textual",
+                "value": None if textual is None else ("imports it" if textual else "not imported"),
+                "limit": "not imported", "unit": "", "applies": True, "met": textual is False})
+    return out
+
+
+def _fmt(v: Any, unit: str = "") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, float):
+        if unit == "s":
+            return f"{v:.2f} s"
+        if unit == "ms":
+            return f"{v:.0f} ms" if v >= 10 else f"{v:.1f} ms"
+        if unit == "MB":
+            return f"{v:.0f} MB"
+        if unit == "x":
+            return f"{v:.2f}x"
+        return f"{v:g}"
+    return f"{v}{(' ' + unit) if unit else ''}"
+
+
+def render(res: dict[str, Any], s: dict[str, Any]) -> str:
+    m, fl = res["machine"], res["fleet"]
+    cs, d, o, t, w, r = s["cold_start_s"], s["diagnostics_ms"], s["oneshot_s"], s["tui"], s["watch"], s["rss_mb"]
+    lines = [
+        f"gputui fleet benchmark · scale {res['scale']}: {fl['nodes']} nodes ({fl['gpu_nodes']} GPU x "
+        f"{fl['gpus_per_node']}), {fl['pods']} pods ({fl['gpu_pods']} GPU, {fl['pending_gpu_pods']} pending), "
+        f"{fl['nodeclaims']} NodeClaims, {fl['nodepools']} NodePools, {fl['ec2nodeclasses']} EC2NodeClasses, "
+        f"{fl['events']} events",
+        f"{m['cpu']} · {m['cores']} cores · {m['memory_gb']} GB · Python {m['python']} · kubectl {m['kubectl']} · "
+        f"{m['date']} · load {m['load_average_start']} -> {m.get('load_average_end')} · "
+        f"medians of {res['options']['repeat']} runs",
+        "",
+    ]
+
+    def row(label: str, value: str, note: str = "") -> None:
+        lines.append(f"  {label:<58} {value:>12}  {note}".rstrip())
+
+    lines.append("Cold start (process start -> all kinds listed, watches open)")
+    row("gputui (LiveSession: 10 kinds, list + watch)", _fmt(cs["gputui"], "s"),
+        f"interpreter {_fmt(cs['gputui_breakdown']['interpreter_s'], 's')}, imports "
+        f"{_fmt(cs['gputui_breakdown']['imports_s'], 's')}, list+watch {_fmt(cs['gputui_breakdown']['list_and_watch_s'], 's')}")
+    row("floor (http.client pages + orjson, GC off, 10 kinds)", _fmt(cs["floor"], "s"),
+        f"gputui/floor {_fmt(cs['ratio_vs_floor'], 'x')}")
+    row("kubectl get nodes,pods,events,nodeclaims,nodepools -A -o json", _fmt(cs["kubectl"], "s"),
+        f"gputui/kubectl {_fmt(cs['ratio_vs_kubectl'], 'x')}")
+    mod = cs["models"]
+    row("kubernetes client, default models (unpaged, 10 kinds)",
+        f"> {mod['cap_s']:.0f} s" if mod.get("timed_out") else _fmt(mod.get("median_s"), "s"),
+        f"capped; finished: {', '.join(mod.get('progress') or {}) or 'none'}" if mod.get("timed_out")
+        else f"gputui/models {_fmt(cs['ratio_vs_models'], 'x')}")
+    lines.append("Diagnostics (full cluster, in-process, warm cache)")
+    row("diagnostics.run: snapshot + index + every check", _fmt(d["warm_median"], "ms"),
+        f"index {_fmt(d['snapshot_and_index_median'], 'ms')}, checks {_fmt(d['checks_median'], 'ms')}; first run "
+        f"{_fmt(d['first_run_median'], 'ms')} (loads the checks); {d['findings']} findings")
+    lines.append("One-shot (process start -> exit)")
+    row("gputui diagnose pod/NS/NAME", _fmt(o["gputui_diagnose"], "s"),
+        f"imports {_fmt(o.get('import_ms'), 'ms')}; Textual imported: {_fmt(o.get('imports_textual'))}")
+    row("kubectl describe pod NAME -n NS", _fmt(o["kubectl_describe"], "s"), f"gputui/kubectl {_fmt(o['ratio'], 'x')}")
+    lines.append("TUI (headless run_test)")
+    row("launch -> first complete overview render", _fmt(t["first_complete_s"], "s"),
+        f"cache synced at {_fmt(t['synced_s'], 's')}; first table update {_fmt(t['first_update_ms'], 'ms')}; "
+        f"rows {t['rows']}")
+    lines.append(f"Watch burst ({w['rate_per_s']:g} pod changes/s for {w['seconds']:g} s)")
+    gt = "> " if w.get("tui_event_to_screen_lower_bound") else ""
+    row("event -> screen p50 / p99 / max (TUI)",
+        f"{_fmt(w['tui_event_to_screen_p50_ms'], 'ms')} / {gt}{_fmt(w['tui_event_to_screen_p99_ms'], 'ms')}",
+        f"max {gt}{_fmt(w['tui_event_to_screen_max_ms'], 'ms')}; {w['tui_frames']} frames"
+        + (f"; {w['unshown']} changes never painted (counted until the probe gave up)" if w["unshown"] else ""))
+    row("cache lag p99 / max (TUI process)",
+        f"{_fmt(w['tui_cache_lag_p99_ms'], 'ms')} / {_fmt(w['tui_cache_lag_max_ms'], 'ms')}",
+        f"median by quarter {w['tui_cache_lag_by_quarter_p50_ms']} ms")
+    co = w["cache_only"]
+    if co:
+        row("cache lag p99 / max (cache-only process)", f"{_fmt(co['p99_ms'], 'ms')} / {_fmt(co['max_ms'], 'ms')}",
+            f"median by quarter {co['by_quarter_p50_ms']} ms")
+    row("table update (refresh_data) p50 / p99", f"{_fmt(w['tui_update_p50_ms'], 'ms')} / "
+        f"{_fmt(w['tui_update_p99_ms'], 'ms')}", f"longest UI-loop stall {_fmt(w['tui_ui_gap_max_ms'], 'ms')}")
+    lines.append("Peak RSS")
+    row("gputui cache process / TUI process", f"{_fmt(r['gputui_cache_peak'], 'MB')} / {_fmt(r['tui_peak'], 'MB')}",
+        f"floor {_fmt(r['floor'], 'MB')}, kubectl {_fmt(r['kubectl'], 'MB')}, models {_fmt(r['models'], 'MB')}, "
+        f"simulator {_fmt(r['server'], 'MB')}")
+    lines.append("")
+    lines.append(f"Harness: cache counts equal server counts: {_fmt(s['counts_match'])}")
+    lines.append("Targets")
+    for tg in s["targets"]:
+        verdict = "- (not measured)" if tg["met"] is None else ("met" if tg["met"] else "MISSED")
+        if not tg["applies"]:
+            verdict += " (target is for L)"
+        lines.append(f"  {tg['target']:<48} {_fmt(tg['value'], tg['unit']):>12}  {verdict}")
+    for e in s["errors"]:
+        lines.append(f"ERROR {e[:300]}")
+    return "\n".join(lines)

@@ -1,0 +1,67 @@
+"""The benchmark's pure parts: the fleet generator, percentiles and lag trends, frame matching."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from types import SimpleNamespace
+
+import orjson
+import pytest
+
+from gputui.bench.fleet import Fleet, expected_counts
+from gputui.bench.runner import parse_importtime
+from gputui.bench.stats import growing, percentile, quarters
+from gputui.bench.tui_probe import event_to_screen
+
+
+NOW = datetime(2026, 8, 21, 10, 0, tzinfo=timezone.utc)
+
+
+def test_fleet_is_seeded_counted_and_realistically_sized() -> None:
+    a = Fleet("S", seed=7, now=NOW).all_objects()
+    b = Fleet("S", seed=7, now=NOW).all_objects()
+    assert orjson.dumps(a) == orjson.dumps(b)  # a seed and a clock name one fleet, byte for byte
+    fleet = Fleet("S", seed=7, now=NOW)
+    objs = fleet.all_objects()
+    assert fleet.index.counts == expected_counts("S")
+    pods = [o for o in objs if o["kind"] == "Pod"]
+    mean = sum(len(orjson.dumps(p)) for p in pods) / len(pods)
+    assert 4_000 < mean < 9_000  # list cost scales with bytes: pods carry managedFields, env, volumes
+    assert all(p["metadata"]["managedFields"] for p in pods)
+    pending = [p for p in pods if p["status"]["phase"] == "Pending"]
+    assert len(pending) == 20 and all(p["spec"].get("nodeName") is None for p in pending)
+    nodes = [o for o in objs if o["kind"] == "Node"]
+    assert sum(1 for n in nodes if n["status"]["capacity"].get("nvidia.com/gpu") == "8") >= 38
+    assert all(n["status"]["images"] for n in nodes)
+
+
+def test_percentile_is_nearest_rank() -> None:
+    assert percentile([5.0], 99) == 5.0
+    assert percentile(list(map(float, range(1, 101))), 99) == 99.0
+    assert percentile([], 50) is None
+
+
+def test_a_ramp_is_growing_lag_but_a_single_stall_is_not() -> None:
+    ramp = quarters([(t, 0.01 + t * 0.1) for t in range(20)])
+    assert growing(ramp)
+    assert not growing([1.0, 7.5, 0.8, 96.0])  # one late stall, then caught up
+    assert not growing([2.0, 2.1, 1.9, 2.2])
+
+
+def test_a_change_shows_in_the_first_frame_cut_after_it() -> None:
+    ev = [SimpleNamespace(version=v, emitted=0.0, applied=0.01) for v in (3, 5, 9)]
+    frames = [{"version": 4, "painted": 1.0, "diag_start": 0.5, "diag_end": 0.7},
+              {"version": 8, "painted": 2.0, "diag_start": 1.5, "diag_end": 1.7}]
+    parts, missing = event_to_screen(ev, frames, t_end=5.0)
+    # The third change (version 9) was never painted: it counts as at least 5 s, not as missing data.
+    assert parts["total"] == [1.0, 2.0, 5.0] and missing == 1
+    assert parts["diagnose"] == pytest.approx([0.2, 0.2]) and parts["cache"] == [0.01, 0.01]
+
+
+def test_importtime_output_is_parsed_with_nesting() -> None:
+    err = ("import time: self [us] | cumulative | imported package\n"
+           "import time:        10 |         10 |     orjson\n"
+           "import time:       100 |        300 |   gputui.kubeapi\n"
+           "import time:        50 |        400 | gputui.collect\n")
+    mods = parse_importtime(err)
+    assert mods["gputui.collect"] == (400, 0) and mods["gputui.kubeapi"] == (300, 1)

@@ -1,0 +1,81 @@
+"""The fleet benchmark end to end at scale S: every measurement yields a number, every cache is complete.
+
+A harness check, not a performance test: it asserts no timings (CI machines vary too much), only
+that each client was measured and that what each one listed equals what the simulator holds.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gputui.bench.report import render, summarize
+from gputui.bench.runner import Bench, Options
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    opts = Options(scale="S", repeat=1, burst_rate=200, burst_seconds=2, models_timeout=120, diag_runs=2,
+                   workdir=tmp_path_factory.mktemp("bench"))
+    res = Bench(opts, log=lambda _msg: None).run()
+    res["summary"] = summarize(res)
+    return res
+
+
+def test_every_client_was_measured_without_errors(result: dict[str, Any]) -> None:
+    s = result["summary"]
+    assert s["errors"] == []
+    cold = s["cold_start_s"]
+    assert cold["gputui"] > 0 and cold["floor"] > 0 and cold["models"]["median_s"] > 0
+    assert cold["ratio_vs_floor"] is not None
+    if shutil.which("kubectl"):
+        assert cold["kubectl"] > 0 and s["oneshot_s"]["kubectl_describe"] > 0
+    assert s["oneshot_s"]["gputui_diagnose"] > 0
+    assert s["tui"]["first_complete_s"] > 0
+    assert all(v > 0 for k, v in s["rss_mb"].items() if k not in ("kubectl",) and v is not None)
+
+
+def test_every_cache_holds_exactly_what_the_server_holds(result: dict[str, Any]) -> None:
+    server = result["fleet"]["server_counts"]
+    assert server["pods"] == 1000 and server["nodes"] == 100 and server["events"] == 500
+    gputui = result["runs"]["cold_start"]["gputui"][0]
+    assert gputui["complete"] and gputui["counts"] == server
+    assert result["runs"]["cold_start"]["floor"][0]["counts"] == server
+    assert result["runs"]["cold_start"]["models"][0]["counts"] == server
+    assert result["summary"]["counts_match"]
+
+
+def test_diagnostics_ran_every_check_on_the_fleet(result: dict[str, Any]) -> None:
+    d = result["summary"]["diagnostics_ms"]
+    assert d["warm_median"] > 0 and d["first_run_median"] > 0
+    # The fleet is built with known failures: the checks must find them, and none may crash on it.
+    assert d["errored"] == {}
+    by_check = result["runs"]["cold_start"]["gputui"][0]["diagnostics"]["findings_by_check"]
+    assert {"nodeclass-security-groups-not-found", "nodepool-gpu-limit-reached", "gpu-not-advertised"} <= set(by_check)
+
+
+def test_watch_burst_reached_the_cache_and_the_screen(result: dict[str, Any]) -> None:
+    w = result["summary"]["watch"]
+    assert w["all_applied"] and w["unshown"] == 0
+    assert w["tui_event_to_screen_p99_ms"] is not None and w["tui_cache_lag_p99_ms"] is not None
+    assert w["cache_only"] is not None and w["cache_only"]["n"] == 400
+    tui = result["runs"]["tui"][0]
+    assert tui["watch"]["planned"] == tui["watch"]["applied"] == 400
+    assert tui["rows"]["nodes"] == 40 and tui["rows"]["pods"] == 20
+
+
+def test_one_shot_path_never_imports_textual(result: dict[str, Any]) -> None:
+    assert result["summary"]["oneshot_s"]["imports_textual"] is False
+
+
+def test_report_renders_and_serializes(result: dict[str, Any], tmp_path: Path) -> None:
+    text = render(result, result["summary"])
+    assert "Cold start" in text and "Targets" in text and "ERROR" not in text
+    machine = result["machine"]
+    assert machine["cores"] and machine["python"] and machine["cpu"] and machine["date"]
+    (tmp_path / "out.json").write_text(json.dumps(result))
+    assert json.loads((tmp_path / "out.json").read_text())["scale"] == "S"

@@ -47,6 +47,7 @@ from diagnostics.aws_facts import (
 from diagnostics.gpu_pools import family_of, is_gpu_family, is_gpu_pool
 from diagnostics.records import Node, NodeClass, NodePool
 from diagnostics.snapshot import Snapshot, SourceState, SourceStatus, utcnow
+from gputui.sources.poller import PollerThread
 from gputui import __version__
 
 log = logging.getLogger(__name__)
@@ -572,7 +573,7 @@ def collect_aws(snapshot_or_records: Snapshot | Iterable[Any], config: AwsConfig
     return AwsSource(config, client=client, now=now, workers=workers).collect(snapshot_or_records)
 
 
-class AwsPoller:
+class AwsPoller(PollerThread):
     """Keeps the store's AWS facts fresh in one worker thread (rounds never overlap).
 
     Waits for the EC2NodeClasses, NodePools and nodes to sync first (they decide what to read),
@@ -580,29 +581,15 @@ class AwsPoller:
     """
 
     WAIT_FOR = ("ec2nodeclasses", "nodepools", "nodes")
+    SOURCE_NAME = SOURCE
 
     def __init__(self, store: Any, config: AwsConfig, *, interval: float = 60.0, sync_timeout: float = 30.0,
                  source: AwsSource | None = None) -> None:
-        self.store = store
+        super().__init__(store)
         self.source = source or AwsSource(config)
         self.interval = interval
         self.sync_timeout = sync_timeout
-        self._stop = threading.Event()
-        self._wake = threading.Event()
         self._force = False
-        self._thread: threading.Thread | None = None
-        self.rounds = 0
-
-    def start(self) -> None:
-        self.store.set_status(SourceStatus(SOURCE, SourceState.LOADING))
-        self._thread = threading.Thread(target=self._loop, name="gputui-aws", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def refresh(self) -> None:
         """Read AWS again now, ignoring the cache (the TUI's refresh key)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from urllib3.util.retry import Retry
 
 from diagnostics.metric_facts import NEEDS, QUERIES, MetricFacts, Sample, absent_metrics
 from diagnostics.snapshot import SourceState, SourceStatus, utcnow
+from gputui.sources.poller import PollerThread
 from gputui.kubeapi import Api, KubeError
 
 log = logging.getLogger(__name__)
@@ -300,40 +300,23 @@ def collect(settings: PrometheusSettings, api: Api | None = None, *, at: datetim
     return facts, ok_status(ep, facts)
 
 
-class PrometheusPoller:
+class PrometheusPoller(PollerThread):
     """Queries Prometheus every `settings.interval` seconds in one worker thread and stores the facts.
 
     Rounds never overlap (one thread, sequential). A failed round keeps the last good facts and
     marks them stale; a discovered Service is looked up again after a failure.
     """
 
+    SOURCE_NAME = SOURCE
+
     def __init__(self, store: Any, settings: PrometheusSettings, api: Api | None = None, *,
                  now: Callable[[], datetime] = utcnow) -> None:
-        self.store = store
+        super().__init__(store)
         self.settings = settings
         self.api = api
         self.now = now
-        self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
         self._service: tuple[str, str, str] | None = None
         self.last: MetricFacts | None = None
-        self.rounds = 0
-
-    def start(self) -> None:
-        self.store.set_status(SourceStatus(SOURCE, SourceState.LOADING))
-        self._thread = threading.Thread(target=self._loop, name="gputui-prometheus", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def refresh(self) -> None:
-        """Run the next round now (the TUI's refresh key)."""
-        self._wake.set()
 
     def poll_once(self) -> SourceStatus:
         """One round, synchronously: resolve, query, store. Returns the status it recorded."""

@@ -53,6 +53,17 @@ def run(args: argparse.Namespace) -> int:
     if target.ref is not None:
         report = focus(report, snap, target.ref)
     emit(report, args.output)
+    return exit_code(report)
+
+
+def exit_code(report: Report) -> int:
+    """By worst severity; but a run in which no check could look at anything is not "all clear"."""
+    from diagnostics.model import CheckStatus
+
+    if report.results and all(r.status is CheckStatus.SKIPPED for r in report.results):
+        print("gputui: warning: no check could run (every source they need is forbidden, absent or "
+              "unreachable); see the reasons above", file=sys.stderr)
+        return max(int(for_severity(report.worst)), int(ExitCode.FINDINGS_WARNING))
     return for_severity(report.worst)
 
 

@@ -73,3 +73,20 @@ current-context: real
     assert res.returncode == ExitCode.UNREACHABLE, res.stderr
     assert res.stderr.startswith("gputui: error: cluster unreachable")
     assert "Traceback" not in res.stderr
+
+
+def test_nothing_readable_is_not_all_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gputui.sim.cluster import SimCluster
+
+    with SimCluster("healthy") as sim:
+        for res in ("nodes", "pods", "events", "namespaces", "daemonsets.apps", "poddisruptionbudgets.policy",
+                    "runtimeclasses.node.k8s.io", "nodeclaims.karpenter.sh", "nodepools.karpenter.sh",
+                    "ec2nodeclasses.karpenter.k8s.aws"):
+            sim.forbid(res)
+        cfg = tmp_path / "kubeconfig"
+        sim.write_kubeconfig(cfg)
+        code = main(["diagnose", "--kubeconfig", str(cfg), "--only", "gpu-not-advertised",
+                     "--only", "nodeclaim-launch-failed"])
+    err = capsys.readouterr().err
+    assert code == ExitCode.FINDINGS_WARNING
+    assert "no check could run" in err

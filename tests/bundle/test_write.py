@@ -140,14 +140,18 @@ def test_owner_chain_is_collected_and_redacted(tmp_path: Path, capsys: pytest.Ca
                                                      "name": "whisper-asr", "controller": True, "uid": "d1"}]},
                    "spec": {"replicas": 1, "template": template}})
         assert run(capsys, "bundle", "-q", f"pod/serving/{pod}", "--kubeconfig", str(cfg), "-o", str(out))[0] == 0
+        whole = tmp_path / "whole.tar.gz"
+        assert run(capsys, "bundle", "-q", "--kubeconfig", str(cfg), "-o", str(whole))[0] == 0
     files = members(out)
     owners = json.loads(files["resources/owners.json"])["items"]
     assert [(o["kind"], o["metadata"]["name"]) for o in owners] == [
         ("ReplicaSet", "whisper-asr-7c9d6f5b8"), ("Deployment", "whisper-asr")]
     assert b"planted-owner-secret" not in b"".join(files.values())
     assert manifest(out)["target"] == f"pod/serving/{pod}"
-    # The sdxl-worker's ReplicaSet was never created: recorded as missing, not as an uninstalled CRD.
-    m = manifest(out)
+    assert manifest(out)["absent"] == []
+    # The other pending pod's ReplicaSet was never created: a whole-cluster bundle (which walks every
+    # pending pod's owners; a pod target reads only that pod) records it as missing, not as absent.
+    m = manifest(whole)
     assert any(x["what"] == "replicaset serving/sdxl-worker-5d8c7b9f6" for x in m["missing"])
     assert m["absent"] == []
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from gputui.debugpod.pod_spec import CONTAINER, LABEL_SELECTOR
-from gputui.kubeapi import Api, KubeError
+from gputui.kubeapi import Api, KubeError, Unreachable
 
 __all__ = [
     "CleanupResult",
@@ -131,14 +132,30 @@ def stream_log(api: Api, namespace: str, name: str, read_timeout: float) -> Iter
         yield line.decode("utf-8", "replace")
 
 
-def delete_pod(api: Api, namespace: str, name: str) -> bool:
-    """Delete now (grace 0: the pod only reads, and a dead node must not keep it Terminating). True if gone."""
-    try:
-        api.delete(f"{_pods(namespace)}/{name}", {"apiVersion": "v1", "kind": "DeleteOptions",
-                                                  "gracePeriodSeconds": 0, "propagationPolicy": "Background"})
-    except KubeError as exc:
-        return exc.status == 404
-    return True
+DELETE_ATTEMPTS = (0.0, 0.5, 1.5)
+"""Delays before each delete attempt: an API blip at the moment of cleanup must not leave a pod."""
+
+
+def delete_pod(api: Api, namespace: str, name: str, attempts: tuple[float, ...] = DELETE_ATTEMPTS) -> bool:
+    """Delete now (grace 0: the pod only reads, and a dead node must not keep it Terminating). True if gone.
+
+    Retried on 5xx, 429 and connection errors (a few seconds at most); 403 and the like are final.
+    """
+    for i, delay in enumerate(attempts):
+        if delay:
+            time.sleep(delay)
+        try:
+            api.delete(f"{_pods(namespace)}/{name}", {"apiVersion": "v1", "kind": "DeleteOptions",
+                                                      "gracePeriodSeconds": 0, "propagationPolicy": "Background"})
+        except KubeError as exc:
+            if exc.status == 404:
+                return True
+            retryable = isinstance(exc, Unreachable) or exc.status == 429 or exc.status >= 500
+            if not retryable or i == len(attempts) - 1:
+                return False
+            continue
+        return True
+    return False
 
 
 @dataclass

@@ -327,3 +327,22 @@ def test_cleanup_removes_only_gputui_debug_pods_in_all_namespaces(fresh: Cluster
     assert done.scope == "all namespaces" and done.failed == []
     assert [p["metadata"]["name"] for p in sim.objects("Pod", "default")] == ["node-debugger-ip-10-0-1-11-ccccc"]
     assert cleanup(api, "default").deleted == []
+
+
+def test_delete_retries_through_an_api_blip(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A 503 at the moment of cleanup must not leave the debug pod behind."""
+    from gputui.debugpod.launch import delete_pod
+    from gputui.kubeapi import Api, load
+    from gputui.sim.cluster import SimCluster
+
+    with SimCluster("healthy") as sim:
+        sim.apply({"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": "gputui-debug-x", "namespace": "default",
+                                "labels": {"app.kubernetes.io/managed-by": "gputui"}},
+                   "spec": {"containers": [{"name": "c", "image": "i"}]}})
+        cfg = tmp_path / "kubeconfig"
+        sim.write_kubeconfig(cfg)
+        client, _info = load(str(cfg))
+        sim.fail_requests(2, 503, path_contains="/pods/gputui-debug-x")
+        assert delete_pod(Api(client), "default", "gputui-debug-x", attempts=(0.0, 0.05, 0.05))
+        assert sim.get("Pod", "gputui-debug-x", "default") is None

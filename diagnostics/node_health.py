@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from diagnostics.gpu_components import DEVICE_PLUGIN_HINTS, device_plugin_daemonsets, pod_of
+from diagnostics.messages import parse_nominated
 from diagnostics.model import ObjectRef
 from diagnostics.records import (
     Condition,
@@ -251,7 +252,6 @@ def _list(v: Any) -> list[Any]:
 
 # --- NodeClaim helpers ----------------------------------------------------------------------
 
-_NOMINATED_RE = re.compile(r"nodeclaim/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)")
 _GENERATED_SUFFIX = re.compile(r"^(?P<pool>.+)-[a-z0-9]{5}$")
 
 
@@ -263,9 +263,9 @@ def nominations(snap: Snapshot) -> dict[str, list[Pod]]:
         if e.involved_kind != "Pod" or e.reason != "Nominated":
             continue
         pod = pending.get((e.involved_namespace or "", e.involved_name))
-        m = _NOMINATED_RE.search(e.message)
-        if pod is not None and m and pod not in out[m.group(1)]:
-            out[m.group(1)].append(pod)
+        nom = parse_nominated(e.message)
+        if pod is not None and nom is not None and nom.nodeclaim and pod not in out[nom.nodeclaim]:
+            out[nom.nodeclaim].append(pod)
     return out
 
 

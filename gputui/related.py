@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from diagnostics.messages import parse_nominated
 from diagnostics.model import ObjectRef
 from diagnostics.snapshot import Snapshot
 
@@ -9,8 +10,9 @@ from diagnostics.snapshot import Snapshot
 def nominated_claim(snap: Snapshot, ns: str, name: str) -> str:
     """NodeClaim a pending pod waits for, from Karpenter's latest `Nominated` event."""
     for e in reversed(snap.index.events("Pod", name, ns)):
-        if e.reason == "Nominated" and "nodeclaim/" in e.message:
-            return e.message.split("nodeclaim/", 1)[1].split(",", 1)[0].strip()
+        nom = parse_nominated(e.message) if e.reason == "Nominated" else None
+        if nom is not None and nom.nodeclaim:
+            return nom.nodeclaim
     return ""
 
 

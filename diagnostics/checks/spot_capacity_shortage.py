@@ -28,6 +28,7 @@ from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severit
 from diagnostics.nodeclass_health import short
 from diagnostics.records import Event, NodeClaim, NodePool, Pod
 from diagnostics.aws_facts import spot_advice_evidence
+from diagnostics.messages import parse_nominated
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.timeutil import human_age
@@ -56,7 +57,6 @@ QUOTAS = {
 }
 
 _CLAIM_IN_MESSAGE = re.compile(r"NodeClaim (\S+) event:")
-_NOMINATED = re.compile(r"nodeclaim/([a-z0-9][-a-z0-9.]*)")
 _POOL_REQ = re.compile(r"karpenter\.sh/nodepool In \[([^\]]+)\]")
 _OLD_POOL = re.compile(r'incompatible with nodepool "([^"]+)"')
 _GENERATED = re.compile(r"^(.+)-[a-z0-9]{5}$")
@@ -156,7 +156,9 @@ def find_shortages(snap: Snapshot, window: timedelta = WINDOW) -> dict[str, Shor
             if not recent(e):
                 continue
             if e.reason == "Nominated":
-                for name in _NOMINATED.findall(e.message):
+                nom = parse_nominated(e.message)
+                if nom is not None and nom.nodeclaim:
+                    name = nom.nodeclaim
                     pool = pool_of_claim(name, idx.nodeclaim.get(name), idx.nodepool)
                     get(pool).nominations[(pod.namespace, pod.name)].add(name)
             elif e.reason == "FailedScheduling" and any(f in e.message for f in OFFERING_FRAGMENTS):

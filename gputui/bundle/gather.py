@@ -13,13 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 
 from diagnostics.model import ObjectRef
 from diagnostics.snapshot import Snapshot, SourceState, SourceStatus
 from gputui.bundle.scope import Key, Selection, gpu_related, key
 from gputui.kubeapi import Api, KubeError, Unreachable
 from gputui.resources import RESOURCES, Resource
+from gputui.sources.kube import iter_pages
 
 Obj = dict[str, Any]
 
@@ -70,22 +70,10 @@ def raw_list(api: Api, res: Resource, *, namespace: str | None = None, field_sel
              page_size: int = 500, timeout: float = 30.0) -> list[Obj]:
     """Full objects of a paged list, filtered page by page so memory follows what is kept."""
     out: list[Obj] = []
-    cont: str | None = None
-    while True:
-        query: list[tuple[str, Any]] = [("limit", page_size)]
-        if cont:
-            query.append(("continue", cont))
-        if field_selector:
-            query.append(("fieldSelector", field_selector))
-        if label_selector:
-            query.append(("labelSelector", label_selector))
-        body = orjson.loads(api.get_bytes(res.path(namespace), query, timeout=timeout))
-        for o in body.get("items") or []:
-            if isinstance(o, dict) and (keep is None or keep(o)):
-                out.append(clean(o, res))
-        cont = (body.get("metadata") or {}).get("continue")
-        if not cont:
-            return out
+    for items, _meta in iter_pages(api, res, namespace=namespace, field_selector=field_selector,
+                                   label_selector=label_selector, page_size=page_size, timeout=timeout):
+        out.extend(clean(o, res) for o in items if keep is None or keep(o))
+    return out
 
 
 def obj_key(o: Obj) -> Key:

@@ -70,15 +70,11 @@ def status_for_error(res: Resource, exc: KubeError, verb: str = "list") -> Sourc
     return SourceStatus(res.source, SourceState.UNREACHABLE, f"HTTP {exc.status} {exc.reason}: {exc.message}"[:300])
 
 
-def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field_selector: str | None = None,
-                 label_selector: str | None = None, page_size: int = 500,
-                 timeout: float = 30.0) -> tuple[list[Any], str]:
-    """All records of a resource (paged), and the list's resourceVersion to watch from."""
-    records: list[Any] = []
+def iter_pages(api: Api, res: Resource, *, namespace: str | None = None, field_selector: str | None = None,
+               label_selector: str | None = None, page_size: int = 500,
+               timeout: float = 30.0) -> Iterator[tuple[list[Any], dict[str, Any]]]:
+    """(items, list metadata) per page of a paged list, parsed with orjson while the GC is paused."""
     cont: str | None = None
-    rv = ""
-    build = ingest.RECORD_BUILDERS[res.source]
-    kind = ingest.KIND_OF_SOURCE[res.source]
     while True:
         query: list[tuple[str, Any]] = [("limit", page_size)]
         if cont:
@@ -87,21 +83,30 @@ def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field
             query.append(("fieldSelector", field_selector))
         if label_selector:
             query.append(("labelSelector", label_selector))
-        raw = _get_raw(api, res.path(namespace), query, timeout)
+        raw = api.get_bytes(res.path(namespace), query, timeout=timeout)
         with gc_paused():
             body = orjson.loads(raw)
-            items = body.get("items") or []
-            records.extend(build(ingest.project(kind, o)) for o in items if isinstance(o, dict))
-            del body["items"]
         meta = body.get("metadata") or {}
-        rv = meta.get("resourceVersion") or rv
+        yield [o for o in body.get("items") or [] if isinstance(o, dict)], meta
         cont = meta.get("continue")
         if not cont:
-            return records, rv
+            return
 
 
-def _get_raw(api: Api, path: str, query: list[tuple[str, Any]], timeout: float) -> bytes:
-    return api.get_bytes(path, query, timeout=timeout)
+def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field_selector: str | None = None,
+                 label_selector: str | None = None, page_size: int = 500,
+                 timeout: float = 30.0) -> tuple[list[Any], str]:
+    """All records of a resource (paged), and the list's resourceVersion to watch from."""
+    records: list[Any] = []
+    rv = ""
+    build = ingest.RECORD_BUILDERS[res.source]
+    kind = ingest.KIND_OF_SOURCE[res.source]
+    for items, meta in iter_pages(api, res, namespace=namespace, field_selector=field_selector,
+                                  label_selector=label_selector, page_size=page_size, timeout=timeout):
+        with gc_paused():
+            records.extend(build(ingest.project(kind, o)) for o in items)
+        rv = meta.get("resourceVersion") or rv
+    return records, rv
 
 
 class Informer:

@@ -13,14 +13,8 @@ from rich.text import Text
 
 from diagnostics.model import CheckStatus, Finding, ObjectRef, Report, Severity
 from gputui import rows
+from gputui.output.text import SEVERITY_STYLE  # one palette for the CLI, bundles and the TUI
 
-SEVERITY_STYLE = {
-    Severity.CRITICAL: "bold white on red",
-    Severity.ERROR: "bold red",
-    Severity.WARNING: "bold yellow",
-    Severity.INFO: "cyan",
-    Severity.OK: "green",
-}
 SEVERITY_MARK = {
     Severity.CRITICAL: "✗✗",
     Severity.ERROR: "✗",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from diagnostics.matching import node_matches
-from diagnostics.model import Evidence, ObjectRef
+from diagnostics.model import Evidence
 from diagnostics.records import DaemonSet, Node, Pod, Taint, tolerates_all
 from diagnostics.snapshot import Snapshot
 
@@ -123,7 +123,3 @@ def _tol(t: object) -> str:
     val = getattr(t, "value", "")
     eff = getattr(t, "effect", "") or "*"
     return f"{key} {op} {val}:{eff}".replace("  ", " ")
-
-
-def gpu_component_refs(snap: Snapshot) -> list[ObjectRef]:
-    return [ds.ref for ds in device_plugin_daemonsets(snap) + operator_daemonsets(snap)]

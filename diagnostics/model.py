@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -245,7 +245,3 @@ class Report:
             "worst": self.worst.label,
             "results": [r.to_json() for r in self.results],
         }
-
-
-def sorted_refs(refs: Sequence[ObjectRef]) -> tuple[ObjectRef, ...]:
-    return tuple(sorted(set(refs)))

@@ -14,7 +14,7 @@ from diagnostics.messages import (
     parse_scheduler_message,
 )
 from diagnostics.model import Evidence
-from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod
+from diagnostics.records import Event, Node, NodeClaim, Pod
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import memoized
 

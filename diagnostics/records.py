@@ -99,10 +99,6 @@ class Requirement:
         return f"{self.key} {self.operator} [{' '.join(self.values)}]"
 
 
-def conditions_by_type(conds: tuple[Condition, ...]) -> dict[str, Condition]:
-    return {c.type: c for c in conds}
-
-
 @dataclass(frozen=True, slots=True)
 class Meta:
     name: str

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from diagnostics.model import Finding, Severity
 from diagnostics.snapshot import Snapshot
 
-CheckFn = Callable[[Snapshot], Iterable["Finding | int"]]
+CheckFn = Callable[[Snapshot], Iterable[Finding | int]]
 """A check yields Findings, and may yield ints: how many subjects it examined (for "passed")."""
 CODE_RE = re.compile(r"^GT\d{3}$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

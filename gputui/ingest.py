@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from decimal import Decimal, InvalidOperation
+from decimal import InvalidOperation
 from functools import lru_cache
 from typing import Any
 
@@ -433,9 +433,3 @@ KIND_OF_SOURCE = {
 def record(source: str, obj: Obj) -> Any:
     """Project then build the record for one object of a source (see KIND_OF_SOURCE)."""
     return RECORD_BUILDERS[source](project(KIND_OF_SOURCE[source], obj))
-
-
-def decimal_str(v: float) -> str:
-    """Render a parsed quantity back compactly (8.0 -> '8', 0.5 -> '0.5')."""
-    d = Decimal(str(v)).normalize()
-    return format(d, "f")

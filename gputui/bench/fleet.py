@@ -1064,7 +1064,6 @@ class Fleet:
     def _events(self) -> Iterator[Obj]:
         budget = self.scale.events
         made = 0
-        sc = self.scale
         # Pending pods: the scheduler's and Karpenter's view, as a user sees in `kubectl describe pod`.
         for k, (w, pod) in enumerate(self._pending):
             if made >= budget:

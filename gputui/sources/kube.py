@@ -11,7 +11,6 @@ import contextlib
 import gc
 import random
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 

@@ -117,12 +117,19 @@ def lifecycle_stage(c) -> str:  # type: ignore[no-untyped-def]
     return "Ready"
 
 
-def pending_reason(snap: Snapshot, pod, report: Report | None) -> str:  # type: ignore[no-untyped-def]
+def explained_by(report: Report | None) -> dict[ObjectRef, str]:
+    """For each object, the title of the worst finding about it or naming it as affected (built once)."""
+    out: dict[ObjectRef, str] = {}
+    for f in report.findings if report is not None else ():
+        for ref in (f.subject, *f.related):
+            out.setdefault(ref, f.title)
+    return out
+
+
+def pending_reason(snap: Snapshot, pod, explained: dict[ObjectRef, str]) -> str:  # type: ignore[no-untyped-def]
     """The best one-line reason: a finding about the pod, else the latest scheduling event."""
-    if report is not None:
-        for f in report.findings:
-            if f.subject == pod.ref or pod.ref in f.related:
-                return f.title
+    if pod.ref in explained:
+        return explained[pod.ref]
     for e in reversed(snap.index.events("Pod", pod.name, pod.namespace)):
         if e.reason in ("FailedScheduling", "Nominated"):
             return e.message
@@ -134,11 +141,12 @@ def pending_reason(snap: Snapshot, pod, report: Report | None) -> str:  # type: 
 
 def pending_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
     worst = worst_by_subject(report)
+    explained = explained_by(report)
     rows = []
     for p in sorted(snap.index.pending_gpu_pods, key=lambda p: (p.namespace, p.name)):
         rows.append(Row(f"{p.namespace}/{p.name}", p.ref, (
             f"{p.namespace}/{p.name}", _n(p.gpus), human_age(snap.age(p.meta.created)),
-            pending_reason(snap, p, report)[:200],
+            pending_reason(snap, p, explained)[:200],
         ), worst.get(p.ref, Severity.OK)))
     return rows
 

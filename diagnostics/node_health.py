@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from diagnostics.gpu_components import DEVICE_PLUGIN_HINTS, device_plugin_daemonsets, pod_of
@@ -224,15 +224,9 @@ def restart_info(snap: Snapshot, pod: Pod) -> dict[str, Any]:
     """Restarts and how long the plugin has been running: it only re-registers healthy GPUs when it restarts."""
     out: dict[str, Any] = {"phase": pod.phase, "restarts": sum(c.restart_count for c in pod.containers)}
     started = pod.started
-    for cs in _list(_map(pod.obj.get("status")).get("containerStatuses")):
-        running = _map(_map(_map(cs).get("state")).get("running"))
-        at = running.get("startedAt")
-        if isinstance(at, str):
-            try:
-                parsed = datetime.fromisoformat(at.replace("Z", "+00:00"))
-            except ValueError:
-                continue
-            started = parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    for c in pod.containers:
+        if c.started_at is not None:
+            started = c.started_at
     if started is not None:
         out["running_since"] = stamp(started)
         out["age"] = since(snap, started)
@@ -240,14 +234,6 @@ def restart_info(snap: Snapshot, pod: Pod) -> dict[str, Any]:
     if bad:
         out["not_ready"] = f"{bad[0].name}: {bad[0].reason or bad[0].state}"
     return out
-
-
-def _map(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
 
 
 # --- NodeClaim helpers ----------------------------------------------------------------------

@@ -200,6 +200,8 @@ class ContainerState:
     last_reason: str = ""
     """Reason of lastState.terminated (e.g. OOMKilled, Error) - why it is crash-looping."""
     last_exit_code: int | None = None
+    started_at: datetime | None = None
+    """state.running.startedAt: when the container last (re)started."""
 
 
 @dataclass(frozen=True, slots=True)

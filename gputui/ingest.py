@@ -11,8 +11,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from decimal import InvalidOperation
 from functools import lru_cache
+from sys import intern
 from typing import Any
 
+import orjson
 from kubernetes.utils import parse_quantity
 
 from diagnostics.records import (
@@ -99,6 +101,17 @@ def _map(v: Any) -> Mapping[str, Any]:
     return v if type(v) is dict else _EMPTY
 
 
+def _str_map(v: Any) -> dict[str, str]:
+    """A string->string map; the parsed dict itself when it already is one (shared, not copied:
+    labels of 60k pods are a good share of the cache)."""
+    if type(v) is not dict:
+        return {}
+    for x in v.values():
+        if type(x) is not str:
+            return {str(k): _s(x) for k, x in v.items()}
+    return v
+
+
 def meta(obj: Mapping[str, Any]) -> Meta:
     m = _map(obj.get("metadata"))
     ns = m.get("namespace")
@@ -106,8 +119,8 @@ def meta(obj: Mapping[str, Any]) -> Meta:
         name=_s(m.get("name")),
         namespace=_s(ns) or None,
         uid=_s(m.get("uid")),
-        labels={str(k): _s(v) for k, v in _map(m.get("labels")).items()},
-        annotations={str(k): _s(v) for k, v in _map(m.get("annotations")).items()},
+        labels=_str_map(m.get("labels")),
+        annotations=_str_map(m.get("annotations")),
         created=timestamp(m.get("creationTimestamp")),
         deleting=timestamp(m.get("deletionTimestamp")),
         owners=tuple(o for o in _list(m.get("ownerReferences")) if isinstance(o, Mapping)),
@@ -115,13 +128,11 @@ def meta(obj: Mapping[str, Any]) -> Meta:
 
 
 def conditions(raw: Any) -> tuple[Condition, ...]:
-    out = []
-    for c in _list(raw):
-        if isinstance(c, Mapping) and c.get("type"):
-            out.append(Condition(_s(c.get("type")), _s(c.get("status")), _s(c.get("reason")),
-                                 _s(c.get("message")),
-                                 timestamp(c.get("lastTransitionTime") or c.get("lastHeartbeatTime"))))
-    return tuple(out)
+    # type/status are a handful of distinct strings repeated on every object: share them.
+    return tuple(Condition(intern(_s(c.get("type"))), intern(_s(c.get("status"))), _s(c.get("reason")),
+                           _s(c.get("message")),
+                           timestamp(c.get("lastTransitionTime") or c.get("lastHeartbeatTime")))
+                 for c in _list(raw) if type(c) is dict and c.get("type"))
 
 
 def taints(raw: Any) -> tuple[Taint, ...]:
@@ -155,37 +166,32 @@ def required_affinity(spec: Mapping[str, Any]) -> tuple[tuple[Requirement, ...],
 
 # --- projection -----------------------------------------------------------------------------
 
-_POD_SPEC_KEEP = ("nodeName", "nodeSelector", "affinity", "tolerations", "priorityClassName",
-                  "schedulerName", "runtimeClassName", "overhead", "priority", "restartPolicy",
-                  "activeDeadlineSeconds", "serviceAccountName")
+_POD_SPEC_KEEP = ("nodeName", "nodeSelector", "tolerations", "priorityClassName", "schedulerName",
+                  "runtimeClassName", "overhead", "priority", "restartPolicy", "activeDeadlineSeconds",
+                  "serviceAccountName")
+_POD_STATUS_KEEP = ("phase", "reason", "message", "nominatedNodeName", "startTime", "hostIP", "podIP",
+                    "qosClass")
 _CONTAINER_KEEP = ("name", "image", "resources")
 _NODE_STATUS_DROP = ("images",)
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _slim_metadata(obj: Mapping[str, Any]) -> Obj:
+    md = dict(_map(obj.get("metadata")))
+    md.pop("managedFields", None)
+    anns = md.get("annotations")
+    if type(anns) is dict and _LAST_APPLIED in anns:
+        md["annotations"] = {k: v for k, v in anns.items() if k != _LAST_APPLIED}
+    return md
 
 
 def project(kind: str, obj: Obj) -> Obj:
-    """Slim the object in place-free fashion; always drops managedFields."""
-    md = dict(_map(obj.get("metadata")))
-    md.pop("managedFields", None)
+    """A slim copy (never mutates `obj`); always drops managedFields. Nested values are shared with
+    `obj`, not copied. Pods: see `pod`."""
     if kind == "Pod":
-        anns = _map(md.get("annotations"))
-        if "kubectl.kubernetes.io/last-applied-configuration" in anns:
-            md["annotations"] = {k: v for k, v in anns.items()
-                                 if k != "kubectl.kubernetes.io/last-applied-configuration"}
-        spec = _map(obj.get("spec"))
-        slim_spec: Obj = {k: spec[k] for k in _POD_SPEC_KEEP if k in spec}
-        for key in ("containers", "initContainers"):
-            if key in spec:
-                slim_spec[key] = [{k: c[k] for k in _CONTAINER_KEEP if k in c}
-                                  for c in _list(spec[key]) if isinstance(c, Mapping)]
-        status = _map(obj.get("status"))
-        slim_status: Obj = {k: status[k] for k in ("phase", "reason", "message", "nominatedNodeName",
-                                                   "startTime", "conditions", "containerStatuses",
-                                                   "initContainerStatuses", "hostIP", "qosClass")
-                            if k in status}
-        return {"apiVersion": obj.get("apiVersion", "v1"), "kind": "Pod", "metadata": md,
-                "spec": slim_spec, "status": slim_status}
+        return pod(obj).obj
     out = dict(obj)
-    out["metadata"] = md
+    out["metadata"] = _slim_metadata(obj)
     if kind == "Node" and isinstance(obj.get("status"), Mapping):
         out["status"] = {k: v for k, v in obj["status"].items() if k not in _NODE_STATUS_DROP}
     return out
@@ -193,7 +199,8 @@ def project(kind: str, obj: Obj) -> Obj:
 
 # --- records --------------------------------------------------------------------------------
 
-def node(obj: Obj) -> Node:
+def node(raw: Obj) -> Node:
+    obj = project("Node", raw)
     spec, status = _map(obj.get("spec")), _map(obj.get("status"))
     return Node(
         meta=meta(obj),
@@ -221,6 +228,7 @@ def _container_state(cs: Mapping[str, Any]) -> ContainerState:
         reason=_s(detail.get("reason")), message=_s(detail.get("message")),
         exit_code=code if isinstance(code, int) else None,
         last_reason=_s(last.get("reason")), last_exit_code=last_code if isinstance(last_code, int) else None,
+        started_at=timestamp(detail.get("startedAt")) if kind == "running" else None,
     )
 
 
@@ -261,9 +269,81 @@ def pod_resources(spec: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, 
     return req_sum, lim_sum, tuple(per)
 
 
-def pod(obj: Obj) -> Pod:
-    spec, status = _map(obj.get("spec")), _map(obj.get("status"))
-    reqs, lims, per = pod_resources(spec)
+class _Interner:
+    """Equal values -> one shared object. Pods of one workload repeat the same containers,
+    tolerations and owners thousands of times; sharing them is most of what keeps a 60k-pod cache
+    small, and skips re-parsing their quantities. Bounded: cleared when full."""
+
+    def __init__(self, cap: int = 20_000) -> None:
+        self._d: dict[Any, Any] = {}
+        self._cap = cap
+
+    def get(self, key: Any, make: Callable[[], Any]) -> Any:
+        v = self._d.get(key)
+        if v is None:
+            if len(self._d) >= self._cap:
+                self._d.clear()
+            v = self._d[key] = make()
+        return v
+
+
+_shapes = _Interner()
+_tolerations = _Interner()
+_owners = _Interner()
+
+
+def _key(v: Any) -> bytes | None:
+    try:
+        return orjson.dumps(v)
+    except TypeError:
+        return None  # not JSON (a caller's Python objects): build without sharing
+
+
+def _pod_shape(spec: Mapping[str, Any]) -> tuple[Any, ...]:
+    """(slim containers, slim init containers, requests, limits, per-container requests)."""
+    slim = tuple([{k: c[k] for k in _CONTAINER_KEEP if k in c} for c in _list(spec.get(key)) if type(c) is dict]
+                 if key in spec else None for key in ("containers", "initContainers"))
+    overhead = spec.get("overhead")
+
+    def make() -> tuple[Any, ...]:
+        return (*slim, *pod_resources(spec))
+
+    key = _key((slim, overhead))
+    return make() if key is None else _shapes.get(key, make)
+
+
+def _pod_tolerations(raw: Any) -> tuple[Any, tuple[Toleration, ...]]:
+    key = _key(raw) if type(raw) is list else None
+    if key is None:
+        return raw, tolerations(raw)
+    return _tolerations.get(key, lambda: (raw, tolerations(raw)))  # type: ignore[no-any-return]
+
+
+def pod(raw: Obj) -> Pod:
+    """From the object as the API returns it. Pods are most of a big cluster, so `obj` keeps only
+    what gputui shows or checks and nothing the record holds in another form: no conditions or
+    container statuses (the record has them), no env/volumes, node affinity only while unscheduled.
+    """
+    spec, status = _map(raw.get("spec")), _map(raw.get("status"))
+    md = _slim_metadata(raw)
+    owners = md.get("ownerReferences")
+    if type(owners) is list and owners:
+        key = _key(owners)
+        if key is not None:
+            md["ownerReferences"] = _owners.get(key, lambda: owners)
+    containers, init, reqs, lims, per = _pod_shape(spec)
+    tol_raw, tols = _pod_tolerations(spec.get("tolerations"))
+    slim_spec: Obj = {k: spec[k] for k in _POD_SPEC_KEEP if k in spec}
+    if tol_raw is not None:
+        slim_spec["tolerations"] = tol_raw
+    if "affinity" in spec and not spec.get("nodeName"):
+        slim_spec["affinity"] = spec["affinity"]
+    if containers is not None:
+        slim_spec["containers"] = containers
+    if init is not None:
+        slim_spec["initContainers"] = init
+    obj = {"apiVersion": raw.get("apiVersion", "v1"), "kind": "Pod", "metadata": md, "spec": slim_spec,
+           "status": {k: status[k] for k in _POD_STATUS_KEEP if k in status}}
     return Pod(
         meta=meta(obj),
         node_name=_s(spec.get("nodeName")),
@@ -271,8 +351,8 @@ def pod(obj: Obj) -> Pod:
         requests=reqs,
         limits=lims,
         container_requests=per,
-        tolerations=tolerations(spec.get("tolerations")),
-        node_selector={str(k): _s(v) for k, v in _map(spec.get("nodeSelector")).items()},
+        tolerations=tols,
+        node_selector=_str_map(spec.get("nodeSelector")),
         required_affinity=required_affinity(spec),
         conditions=conditions(status.get("conditions")),
         nominated_node=_s(status.get("nominatedNodeName")),
@@ -311,7 +391,8 @@ def event(obj: Obj) -> Event:
     )
 
 
-def nodeclaim(obj: Obj) -> NodeClaim:
+def nodeclaim(raw: Obj) -> NodeClaim:
+    obj = project("NodeClaim", raw)
     spec, status = _map(obj.get("spec")), _map(obj.get("status"))
     m = meta(obj)
     return NodeClaim(
@@ -332,7 +413,8 @@ def nodeclaim(obj: Obj) -> NodeClaim:
     )
 
 
-def nodepool(obj: Obj) -> NodePool:
+def nodepool(raw: Obj) -> NodePool:
+    obj = project("NodePool", raw)
     spec, status = _map(obj.get("spec")), _map(obj.get("status"))
     template = _map(spec.get("template"))
     tspec = _map(template.get("spec"))
@@ -362,7 +444,8 @@ def nodepool(obj: Obj) -> NodePool:
     )
 
 
-def nodeclass(obj: Obj) -> NodeClass:
+def nodeclass(raw: Obj) -> NodeClass:
+    obj = project("EC2NodeClass", raw)
     spec, status = _map(obj.get("spec")), _map(obj.get("status"))
 
     def maps(v: Any) -> tuple[Mapping[str, Any], ...]:
@@ -383,7 +466,8 @@ def nodeclass(obj: Obj) -> NodeClass:
     )
 
 
-def daemonset(obj: Obj) -> DaemonSet:
+def daemonset(raw: Obj) -> DaemonSet:
+    obj = project("DaemonSet", raw)
     spec, status = _map(obj.get("spec")), _map(obj.get("status"))
     pspec = _map(_map(spec.get("template")).get("spec"))
     return DaemonSet(
@@ -399,7 +483,8 @@ def daemonset(obj: Obj) -> DaemonSet:
     )
 
 
-def pdb(obj: Obj) -> Pdb:
+def pdb(raw: Obj) -> Pdb:
+    obj = project("PodDisruptionBudget", raw)
     spec, status = _map(obj.get("spec")), _map(obj.get("status"))
     allowed = status.get("disruptionsAllowed")
     return Pdb(meta=meta(obj), selector=_map(spec.get("selector")),
@@ -431,5 +516,5 @@ KIND_OF_SOURCE = {
 
 
 def record(source: str, obj: Obj) -> Any:
-    """Project then build the record for one object of a source (see KIND_OF_SOURCE)."""
-    return RECORD_BUILDERS[source](project(KIND_OF_SOURCE[source], obj))
+    """The record for one object of a source (see KIND_OF_SOURCE), as the API returned it."""
+    return RECORD_BUILDERS[source](obj)

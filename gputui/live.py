@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import gc
+import threading
+import time
 from datetime import datetime
 from typing import Any
 
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot
 from gputui import clock
 from gputui.kubeapi import Api, ClusterInfo, KubeError
-from gputui.sources.kube import Informer
+from gputui.sources.kube import Informer, gc_paused
 from gputui.store import Store
+
+
+SYNC_GC_HOLD = 300.0
+"""Seconds the GC stays paused at most while the first lists load (a stuck source must not leak forever)."""
 
 
 class LiveSession:
@@ -21,6 +28,7 @@ class LiveSession:
         self.info = info
         self.store = Store(clock=clock.now)
         self.store.cluster = {"context": info.context, "server": info.server}
+        self._stopped = threading.Event()
         self.informers = [Informer(api, s, self.store, watch_timeout=watch_timeout) for s in KUBE_SOURCES]
         self.prometheus: Any = None
         if prometheus is not None:
@@ -39,11 +47,26 @@ class LiveSession:
             self.store.cluster["version"] = v.get("gitVersion", "") if isinstance(v, dict) else ""
         except KubeError:
             pass  # informers report reachability per source
+        threading.Thread(target=self._hold_gc_until_synced, name="gc-sync", daemon=True).start()
         for inf in self.informers:
             inf.start()
         for poller in (self.prometheus, self.aws):
             if poller is not None:
                 poller.start()
+
+    def _hold_gc_until_synced(self, timeout: float = SYNC_GC_HOLD) -> None:
+        """No cyclic GC while the initial lists load, then freeze what they built.
+
+        Listing builds millions of long-lived, acyclic objects; every full collection during the
+        load re-scans all of them (a third of the cold start at 60k pods). Frozen, they are never
+        scanned again, and later collections only look at what changed since.
+        """
+        deadline = time.monotonic() + timeout
+        with gc_paused():
+            while not self._stopped.is_set() and time.monotonic() < deadline:
+                if self.store.wait_synced(KUBE_SOURCES, 0.2):
+                    gc.freeze()
+                    return
 
     def refresh(self) -> None:
         """Ask the pollers for a new round now (the TUI's `r`); watches are already live."""
@@ -58,6 +81,7 @@ class LiveSession:
         return self.store.snapshot(taken_at)
 
     def stop(self) -> None:
+        self._stopped.set()
         for inf in self.informers:
             inf.stop()
         for poller in (self.prometheus, self.aws):

@@ -221,8 +221,8 @@ def _owners(rd: _Reader, pods: list[Obj], roots: Iterable[Key]) -> list[Obj]:
     by_key = {obj_key(p): p for p in pods}
     seen: dict[tuple[str, str, str], Obj | None] = {}
     out: list[Obj] = []
-    for key in roots:
-        obj = by_key.get(key)
+    for root in roots:
+        obj = by_key.get(root)
         depth = 0
         while obj is not None and depth < 4:
             depth += 1
@@ -285,6 +285,15 @@ def _events(rd: _Reader, target: ObjectRef | None, out: Gathered,
     return list(found.values()), infra is not None and all(p is not None for p in per_pod)
 
 
+def _with_conditions(pod: Any) -> Obj:
+    """A cached pod's object leaves its conditions to the record (see ingest.pod): put them back."""
+    obj = dict(pod.obj)
+    status = dict(obj.get("status") or {})
+    status["conditions"] = [c.as_dict() for c in pod.conditions]
+    obj["status"] = status
+    return obj
+
+
 def from_records(snap: Snapshot, sel: Selection) -> Gathered:
     """Without an API (a bundle re-exported offline): the records' objects. Pods are then projected ones."""
     out = Gathered()
@@ -293,7 +302,8 @@ def from_records(snap: Snapshot, sel: Selection) -> Gathered:
             continue
         wanted = sel.pods if source == "pods" else None
         res = RESOURCES[source]
-        out.objects[source] = [clean(dict(r.obj), res) for r in getattr(snap, source)
+        out.objects[source] = [clean(_with_conditions(r) if source == "pods" else dict(r.obj), res)
+                               for r in getattr(snap, source)
                                if isinstance(getattr(r, "obj", None), dict)
                                and (wanted is None or key(r.meta.namespace, r.meta.name) in wanted)]
     if snap.status("runtimeclasses").state.usable:

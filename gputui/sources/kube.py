@@ -99,11 +99,10 @@ def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field
     records: list[Any] = []
     rv = ""
     build = ingest.RECORD_BUILDERS[res.source]
-    kind = ingest.KIND_OF_SOURCE[res.source]
     for items, meta in iter_pages(api, res, namespace=namespace, field_selector=field_selector,
                                   label_selector=label_selector, page_size=page_size, timeout=timeout):
         with gc_paused():
-            records.extend(build(ingest.project(kind, o)) for o in items)
+            records.extend(build(o) for o in items)
         rv = meta.get("resourceVersion") or rv
     return records, rv
 
@@ -126,7 +125,6 @@ class Informer:
         self.reconnects = 0
         self._thread = threading.Thread(target=self._run, name=f"informer-{source}", daemon=True)
         self._build = ingest.RECORD_BUILDERS[source]
-        self._kind = ingest.KIND_OF_SOURCE[source]
 
     def start(self) -> Informer:
         self._thread.start()
@@ -211,7 +209,7 @@ class Informer:
                     self.store.touch(self.res.source)
                     continue
                 if etype in ("ADDED", "MODIFIED", "DELETED"):
-                    self.store.apply(self.res.source, etype, self._build(ingest.project(self._kind, obj)))
+                    self.store.apply(self.res.source, etype, self._build(obj))
                     rv = new_rv or rv
                     if self.on_event is not None:
                         self.on_event(self.res.source)

@@ -319,6 +319,12 @@ def _pod_tolerations(raw: Any) -> tuple[Any, tuple[Toleration, ...]]:
     return _tolerations.get(key, lambda: (raw, tolerations(raw)))  # type: ignore[no-any-return]
 
 
+def _pick(d: Mapping[str, Any], keys: tuple[str, ...]) -> Obj:
+    """The `keys` of `d`, strings interned: node, namespace, scheduler, phase, QoS... repeat on
+    thousands of pods, and each parsed copy is its own ~60-byte object otherwise."""
+    return {k: intern(v) if type(v) is str else v for k in keys if k in d for v in (d[k],)}
+
+
 def pod(raw: Obj) -> Pod:
     """From the object as the API returns it. Pods are most of a big cluster, so `obj` keeps only
     what gputui shows or checks and nothing the record holds in another form: no conditions or
@@ -326,6 +332,9 @@ def pod(raw: Obj) -> Pod:
     """
     spec, status = _map(raw.get("spec")), _map(raw.get("status"))
     md = _slim_metadata(raw)
+    for k in ("namespace", "generateName"):
+        if type(md.get(k)) is str:
+            md[k] = intern(md[k])
     owners = md.get("ownerReferences")
     if type(owners) is list and owners:
         key = _key(owners)
@@ -333,7 +342,7 @@ def pod(raw: Obj) -> Pod:
             md["ownerReferences"] = _owners.get(key, lambda: owners)
     containers, init, reqs, lims, per = _pod_shape(spec)
     tol_raw, tols = _pod_tolerations(spec.get("tolerations"))
-    slim_spec: Obj = {k: spec[k] for k in _POD_SPEC_KEEP if k in spec}
+    slim_spec = _pick(spec, _POD_SPEC_KEEP)
     if tol_raw is not None:
         slim_spec["tolerations"] = tol_raw
     if "affinity" in spec and not spec.get("nodeName"):
@@ -343,11 +352,11 @@ def pod(raw: Obj) -> Pod:
     if init is not None:
         slim_spec["initContainers"] = init
     obj = {"apiVersion": raw.get("apiVersion", "v1"), "kind": "Pod", "metadata": md, "spec": slim_spec,
-           "status": {k: status[k] for k in _POD_STATUS_KEEP if k in status}}
+           "status": _pick(status, _POD_STATUS_KEEP)}
     return Pod(
         meta=meta(obj),
-        node_name=_s(spec.get("nodeName")),
-        phase=_s(status.get("phase")) or "Pending",
+        node_name=_s(slim_spec.get("nodeName")),
+        phase=_s(obj["status"].get("phase")) or "Pending",
         requests=reqs,
         limits=lims,
         container_requests=per,
@@ -358,9 +367,9 @@ def pod(raw: Obj) -> Pod:
         nominated_node=_s(status.get("nominatedNodeName")),
         containers=tuple(_container_state(cs) for cs in _list(status.get("containerStatuses"))
                          + _list(status.get("initContainerStatuses")) if isinstance(cs, Mapping)),
-        scheduler_name=_s(spec.get("schedulerName")) or "default-scheduler",
-        priority_class=_s(spec.get("priorityClassName")),
-        runtime_class=_s(spec.get("runtimeClassName")),
+        scheduler_name=_s(slim_spec.get("schedulerName")) or "default-scheduler",
+        priority_class=_s(slim_spec.get("priorityClassName")),
+        runtime_class=_s(slim_spec.get("runtimeClassName")),
         started=timestamp(status.get("startTime")),
         obj=obj,
     )

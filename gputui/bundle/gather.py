@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 
@@ -285,11 +286,16 @@ def _events(rd: _Reader, target: ObjectRef | None, out: Gathered,
     return list(found.values()), infra is not None and all(p is not None for p in per_pod)
 
 
+def _rfc3339(d: datetime | None) -> str | None:
+    return d.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if d is not None else None
+
+
 def _with_conditions(pod: Any) -> Obj:
     """A cached pod's object leaves its conditions to the record (see ingest.pod): put them back."""
     obj = dict(pod.obj)
     status = dict(obj.get("status") or {})
-    status["conditions"] = [c.as_dict() for c in pod.conditions]
+    status["conditions"] = [{**c.as_dict(), "lastTransitionTime": _rfc3339(c.last_transition)}
+                            for c in pod.conditions]
     obj["status"] = status
     return obj
 

@@ -213,6 +213,16 @@ def test_tui_export_of_an_offline_snapshot(tmp_path: Path, capsys: pytest.Captur
     assert findings(capsys, "--bundle", str(second)) == findings(capsys, "--bundle", str(first))
     assert manifest(second)["options"]["source"] == "snapshot records"
     assert load_scenario("consolidation-blocked").expect["topFinding"] == result.report.findings[0].check
+    # The cache keeps pod conditions in the record only; the re-export puts them back, ages included.
+
+    def conditions(path: Path) -> dict[str, list[tuple[str, str, str]]]:
+        pods = json.loads(members(path)["resources/pods.json"])["items"]
+        return {p["metadata"]["name"]: [(c["type"], c["status"], c.get("lastTransitionTime"))
+                                        for c in p["status"].get("conditions") or []] for p in pods}
+
+    again = conditions(second)
+    assert again and any(again.values())
+    assert again == {name: conds for name, conds in conditions(first).items() if name in again}
 
 
 def test_prometheus_and_aws_evidence_travel_with_the_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -6,7 +6,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
+from diagnostics.carry import Generations
 from diagnostics.matching import allowed_values, compatible
+from diagnostics.pod_shape import pod_shape
 from diagnostics.records import NodePool, Pod, Requirement, Taint, is_accelerator, tolerates_all
 from diagnostics.snapshot import Snapshot
 
@@ -249,8 +251,16 @@ def pool_fits_pod(pool: NodePool, pod: Pod) -> bool:
     return not (pod.wants_accelerator and not can_launch_gpu(pool))
 
 
+_FITTING: Generations[list[NodePool]] = Generations()
+
+
 def fitting_pools(snap: Snapshot, pod: Pod) -> list[NodePool]:
-    return [p for p in snap.nodepools if pool_fits_pod(p, pod)]
+    """The NodePools pool_fits_pod accepts, shared by pods of one shape while the NodePools are unchanged.
+
+    Callers must not modify the list.
+    """
+    return _FITTING.get(snap.index, pod_shape(snap, pod), (snap.index.sources["nodepools"],),
+                        lambda: [p for p in snap.nodepools if pool_fits_pod(p, pod)])
 
 
 def pool_ready(pool: NodePool) -> bool:

@@ -23,6 +23,7 @@ from diagnostics.records import (
     accelerators,
 )
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
+from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 MESSAGE_LIMIT = 300
@@ -242,7 +243,14 @@ _GENERATED_SUFFIX = re.compile(r"^(?P<pool>.+)-[a-z0-9]{5}$")
 
 
 def nominations(snap: Snapshot) -> dict[str, list[Pod]]:
-    """Pending pods per NodeClaim name, from Karpenter `Nominated` events ("Pod should schedule on: nodeclaim/X")."""
+    """Pending pods per NodeClaim name, from Karpenter `Nominated` events ("Pod should schedule on: nodeclaim/X").
+
+    Carried across snapshots while events and pods are unchanged: callers must not modify it.
+    """
+    return carried(snap, "nominations", ("events", "pods"), lambda: _nominations(snap))
+
+
+def _nominations(snap: Snapshot) -> dict[str, list[Pod]]:
     out: dict[str, list[Pod]] = defaultdict(list)
     pending = {(p.namespace, p.name): p for p in snap.index.pending}
     for e in snap.events:

@@ -108,14 +108,24 @@ def _pool_healthy(snap: Snapshot, pool: NodePool) -> bool:
 def dependent_pods(snap: Snapshot, broken: Sequence[NodePool]) -> list[Pod]:
     """Pending accelerator pods that fit one of `broken` and no healthy pool: they wait on the fix."""
     names = {p.name for p in broken}
+    healthy: dict[int, bool] = {}
+    verdicts: dict[int, tuple[list[NodePool], bool]] = {}  # replicas share their fitting_pools list
     out = []
     for pod in snap.index.pending_gpu_pods:
         fits = fitting_pools(snap, pod)
-        if not any(p.name in names for p in fits):
-            continue
-        if all(p.name in names or not _pool_healthy(snap, p) for p in fits):
+        known = verdicts.get(id(fits))
+        if known is None:
+            known = verdicts[id(fits)] = (fits, any(p.name in names for p in fits) and all(
+                p.name in names or not _healthy(snap, p, healthy) for p in fits))
+        if known[1]:
             out.append(pod)
     return out
+
+
+def _healthy(snap: Snapshot, pool: NodePool, seen: dict[int, bool]) -> bool:
+    if id(pool) not in seen:
+        seen[id(pool)] = _pool_healthy(snap, pool)
+    return seen[id(pool)]
 
 
 # --- evidence shared by GT101-GT103 ---------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from diagnostics.carry import Generations
 from diagnostics.messages import (
     KarpenterMessage,
     Nomination,
@@ -60,7 +61,12 @@ def scheduling(snap: Snapshot, pod: Pod) -> PodScheduling:
     """
     if not snap.status("events").state.usable:
         return PodScheduling()
-    return memoized(snap, ("pod-scheduling", pod.namespace, pod.name, pod.meta.uid), lambda: _scheduling(snap, pod))
+    # Depends on the pod and its events only: carried across snapshots while both are the same objects.
+    events = snap.index.events("Pod", pod.name, pod.namespace)
+    return _SCHEDULING.of(snap.index, pod, (events,), lambda: _scheduling(snap, pod))
+
+
+_SCHEDULING: Generations[PodScheduling] = Generations()
 
 
 def _scheduling(snap: Snapshot, pod: Pod) -> PodScheduling:
@@ -166,6 +172,15 @@ def waiting_on(snap: Snapshot, pod: Pod, sched: PodScheduling | None = None) -> 
     anything: the pod is back to square one.
     """
     sched = sched if sched is not None else scheduling(snap, pod)
+    src = snap.index.sources
+    # Reads the pod, its scheduling verdicts, nodes and NodeClaims only: carried while those are the same objects.
+    return _WAITING.of(snap.index, pod, (sched, src["nodes"], src["nodeclaims"]), lambda: _waiting_on(snap, pod, sched))
+
+
+_WAITING: Generations[Waiting | None] = Generations()
+
+
+def _waiting_on(snap: Snapshot, pod: Pod, sched: PodScheduling) -> Waiting | None:
     idx = snap.index
     if sched.nomination is not None and not sched.karpenter_current:
         n = sched.nomination

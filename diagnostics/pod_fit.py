@@ -9,13 +9,14 @@ type carries the requested accelerator, and the NodePool's limits.
 from __future__ import annotations
 
 import bisect
+import operator
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from diagnostics.pool_accelerators import INSTANCE_KEYS, admits
+from diagnostics.carry import CARRIED, Generations
 from diagnostics.matching import allowed_values, node_matches, requirement_matches
-from diagnostics.model import Evidence, clip
+from diagnostics.model import Evidence, ObjectRef, clip
 from diagnostics.records import (
     Node,
     NodePool,
@@ -27,6 +28,8 @@ from diagnostics.records import (
     accelerators,
     tolerates_all,
 )
+from diagnostics.pod_shape import Shape, pod_shape
+from diagnostics.pool_accelerators import INSTANCE_KEYS, admits
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import memoized
 
@@ -77,14 +80,15 @@ class FitReason:
 class PoolFit:
     pool: NodePool
     reasons: tuple[FitReason, ...]
+    kinds: frozenset[str] = field(init=False, repr=False, compare=False)
+    """The kinds of the reasons (computed once: checks ask for every pending pod and NodePool)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kinds", frozenset(r.kind for r in self.reasons))
 
     @property
     def fits(self) -> bool:
         return not self.reasons
-
-    @property
-    def kinds(self) -> frozenset[str]:
-        return frozenset(r.kind for r in self.reasons)
 
     def only(self, *kinds: str) -> bool:
         """Blocked, and only by reasons of these kinds."""
@@ -98,14 +102,14 @@ class PoolFit:
 class NodeFit:
     node: Node
     reasons: tuple[FitReason, ...]
+    kinds: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kinds", frozenset(r.kind for r in self.reasons))
 
     @property
     def fits(self) -> bool:
         return not self.reasons
-
-    @property
-    def kinds(self) -> frozenset[str]:
-        return frozenset(r.kind for r in self.reasons)
 
 
 # --- pod side -------------------------------------------------------------------------------------
@@ -269,14 +273,21 @@ def _not_ready(snap: Snapshot, pool: NodePool) -> FitReason | None:
                      cause="unknown")
 
 
-def _limits(snap: Snapshot, pod: Pod, pool: NodePool) -> list[FitReason]:
+def _nodes_used(snap: Snapshot, pool: NodePool) -> float | None:
+    """Nodes counted against a `nodes` limit when status.resources does not say (None: no such limit)."""
+    if "nodes" not in pool.limits or pool.usage.get("nodes") is not None:
+        return None
+    return float(len(snap.index.nodeclaims_by_pool.get(pool.name, ())) or
+                 len(snap.index.nodes_by_pool.get(pool.name, ())))
+
+
+def _limits(pod: Pod, pool: NodePool, nodes_used: float | None) -> list[FitReason]:
     out: list[FitReason] = []
     for res, limit in sorted(pool.limits.items()):
         if res == "nodes":
             used = pool.usage.get("nodes")
             if used is None:
-                used = float(len(snap.index.nodeclaims_by_pool.get(pool.name, ())) or
-                             len(snap.index.nodes_by_pool.get(pool.name, ())))
+                used = nodes_used if nodes_used is not None else 0.0
             need = 1.0
         else:
             need = pod.requests.get(res, 0.0)
@@ -317,14 +328,17 @@ def _accelerator(pod: Pod, pool: NodePool, term: tuple[Requirement, ...]) -> lis
     return out
 
 
-def fit_pool(snap: Snapshot, pod: Pod, pool: NodePool) -> PoolFit:
-    """Every reason this NodePool cannot launch a node for the pod (empty = it can)."""
+def _avoids_reason(pod: Pod) -> tuple[FitReason, ...]:
+    if not avoids_karpenter(pod):
+        return ()
+    return (FitReason(AVOIDS_KARPENTER, f"the pod requires {NODEPOOL_LABEL} DoesNotExist",
+                      (Evidence.field(pod.ref, "spec.affinity.nodeAffinity", f"{NODEPOOL_LABEL} DoesNotExist",
+                                      note="Karpenter ignores such pods"),)),)
+
+
+def _pool_reasons(snap: Snapshot, pool: NodePool) -> tuple[FitReason, ...]:
+    """What stops the pool whatever the pod: a static pool, a pool (or its class) not Ready."""
     reasons: list[FitReason] = []
-    if avoids_karpenter(pod):
-        reasons.append(FitReason(AVOIDS_KARPENTER, f"the pod requires {NODEPOOL_LABEL} DoesNotExist",
-                                 (Evidence.field(pod.ref, "spec.affinity.nodeAffinity",
-                                                 f"{NODEPOOL_LABEL} DoesNotExist",
-                                                 note="Karpenter ignores such pods"),)))
     spec = pool.obj.get("spec") if isinstance(pool.obj, Mapping) else None
     if isinstance(spec, Mapping) and spec.get("replicas") is not None:
         replicas = spec.get("replicas")
@@ -333,6 +347,12 @@ def fit_pool(snap: Snapshot, pod: Pod, pool: NodePool) -> PoolFit:
     nr = _not_ready(snap, pool)
     if nr is not None:
         reasons.append(nr)
+    return tuple(reasons)
+
+
+def _pod_pool_reasons(pod: Pod, pool: NodePool, nodes_used: float | None) -> tuple[FitReason, ...]:
+    """What stops this pod on this pool: taints, requirements, accelerators, limits. Reads no snapshot."""
+    reasons: list[FitReason] = []
     blocked = untolerated(pool.taints, pod.tolerations)
     if blocked:
         reasons.append(FitReason(
@@ -348,12 +368,88 @@ def fit_pool(snap: Snapshot, pod: Pod, pool: NodePool) -> PoolFit:
                             note="conflicts with the pod: " + "; ".join(conflicts)),)))
     # A conflicting pod selector is already the reason; judge the accelerator on the pool's own requirements.
     reasons.extend(_accelerator(pod, pool, () if conflicts else term))
-    reasons.extend(_limits(snap, pod, pool))
-    return PoolFit(pool, tuple(reasons))
+    reasons.extend(_limits(pod, pool, nodes_used))
+    return tuple(reasons)
+
+
+def fit_pool(snap: Snapshot, pod: Pod, pool: NodePool) -> PoolFit:
+    """Every reason this NodePool cannot launch a node for the pod (empty = it can)."""
+    return PoolFit(pool, _avoids_reason(pod) + _pool_reasons(snap, pool)
+                   + _pod_pool_reasons(pod, pool, _nodes_used(snap, pool)))
 
 
 def fit_pools(snap: Snapshot, pod: Pod) -> list[PoolFit]:
-    return [fit_pool(snap, pod, p) for p in sorted(snap.nodepools, key=lambda p: (-p.weight, p.name))]
+    return list(_pool_fits(snap, pod, pod_shape(snap, pod))[0])
+
+
+# --- the same, shared across pods and snapshots ----------------------------------------------------
+#
+# At scale a thousand pending pods are replicas of a handful of workloads, and the TUI re-runs the
+# checks every few seconds on records that did not change. A pod's PoolFits depend on its shape
+# (the fields below), the NodePool records, the per-pool reasons (which carry ages, so they are
+# recomputed per snapshot and swapped in only where they changed) and the node counts used by
+# `nodes` limits. Evidence that names the pod itself makes its fits its own.
+
+@dataclass(frozen=True, slots=True)
+class _PoolContext:
+    """The NodePools in Karpenter's order, with what each contributes whatever the pod."""
+
+    pools: tuple[NodePool, ...]
+    pool_reasons: tuple[tuple[FitReason, ...], ...]
+    nodes_used: tuple[float | None, ...]
+
+
+_POOL_FITS: Generations[tuple[tuple[tuple[FitReason, ...], ...], tuple[PoolFit, ...]] | None] = Generations()
+_OWN = None
+"""Stored under a shape whose fits name the pod: look them up per pod."""
+
+
+def _pool_context(snap: Snapshot) -> _PoolContext:
+    def compute() -> _PoolContext:
+        idx = snap.index
+        pools = CARRIED.get(("pod-fit", "pools"), (idx.sources["nodepools"],),
+                            lambda: tuple(sorted(snap.nodepools, key=lambda p: (-p.weight, p.name))))
+        # Equal reasons keep last snapshot's objects, so per-pod fits see "unchanged" by identity.
+        reasons = tuple(CARRIED.stable(("pod-fit", "pool-reasons", p.name), _pool_reasons(snap, p)) for p in pools)
+        used = CARRIED.stable(("pod-fit", "nodes-used"), tuple(_nodes_used(snap, p) for p in pools))
+        return _PoolContext(pools, reasons, used)
+
+    return memoized(snap, "pod-fit-pools", compute)
+
+
+def _names_pod(reasons: tuple[FitReason, ...], ref: ObjectRef) -> bool:
+    return any(e.subject == ref for r in reasons for e in r.evidence)
+
+
+def _pool_fits(snap: Snapshot, pod: Pod, shape: Shape) -> tuple[tuple[PoolFit, ...], bool]:
+    """The pod's PoolFit for every NodePool, in Karpenter's order (weight, then name), and whether they are
+    the pod's own (evidence names it) rather than shared by every pod of its shape."""
+    ctx = _pool_context(snap)
+    inputs: tuple[object, ...] = (ctx.pools, ctx.nodes_used)
+    own = avoids_karpenter(pod) or _POOL_FITS.lookup(snap.index, shape, inputs) == (True, _OWN)
+    key: object = shape
+    if own:
+        key, inputs = ("pod", id(pod)), inputs + (pod,)
+    found, hit = _POOL_FITS.lookup(snap.index, key, inputs)
+    if found and hit is not _OWN:
+        old_reasons, old_fits = hit
+        if all(map(operator.is_, old_reasons, ctx.pool_reasons)):
+            return old_fits, own
+        # Only some pools' own reasons changed (an age moved on): rebuild those fits alone.
+        ak = _avoids_reason(pod)
+        fits = tuple(f if o is n else PoolFit(f.pool, ak + n + f.reasons[len(ak) + len(o):])
+                     for f, o, n in zip(old_fits, old_reasons, ctx.pool_reasons))
+        _POOL_FITS.store(key, inputs, (ctx.pool_reasons, fits))
+        return fits, own
+    ak = _avoids_reason(pod)
+    mids = [_pod_pool_reasons(pod, p, used) for p, used in zip(ctx.pools, ctx.nodes_used)]
+    fits = tuple(PoolFit(p, ak + pre + mid) for p, pre, mid in zip(ctx.pools, ctx.pool_reasons, mids))
+    if not own and any(_names_pod(mid, pod.ref) for mid in mids):
+        # Evidence names this pod: its replicas get their own fits (whether it does depends on the shape only).
+        _POOL_FITS.store(shape, (ctx.pools, ctx.nodes_used), _OWN)
+        key, inputs, own = ("pod", id(pod)), inputs + (pod,), True
+    _POOL_FITS.store(key, inputs, (ctx.pool_reasons, fits))
+    return fits, own
 
 
 # --- existing nodes -------------------------------------------------------------------------------
@@ -390,24 +486,37 @@ def fit_node(snap: Snapshot, pod: Pod, node: Node) -> NodeFit | None:
 
 def accelerator_nodes(snap: Snapshot) -> list[Node]:
     """Nodes advertising any accelerator, computed once per snapshot (clusters have thousands of CPU nodes)."""
-    return memoized(snap, "accelerator-nodes",
-                    lambda: [n for n in snap.nodes if accelerator_total(n.allocatable) > 0])
+    return CARRIED.get(("pod-fit", "accelerator-nodes"), (snap.index.sources["nodes"],),
+                       lambda: [n for n in snap.nodes if accelerator_total(n.allocatable) > 0])
 
 
 def used_by_node(snap: Snapshot) -> dict[str, dict[str, float]]:
-    """Requests of non-terminal pods summed per accelerator node, once per snapshot."""
+    """Requests of non-terminal pods summed per accelerator node, once per snapshot.
+
+    Carried while nodes and pods are unchanged; when some pods change, only their nodes are summed again.
+    """
+    idx = snap.index
+
     def compute() -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         for n in accelerator_nodes(snap):
-            used: dict[str, float] = {}
-            for p in snap.index.pods_by_node.get(n.name, ()):
-                if not p.terminal:
-                    for r, q in p.requests.items():
-                        used[r] = used.get(r, 0.0) + q
-            out[n.name] = used
+            pods = idx.pods_by_node.get(n.name, ())
+            out[n.name] = _USED.get(idx, n.name, (pods,), lambda: _requested(pods))
         return out
 
-    return memoized(snap, "used-by-node", compute)
+    return CARRIED.get(("pod-fit", "used-by-node"), (idx.sources["nodes"], idx.sources["pods"]), compute)
+
+
+_USED: Generations[dict[str, float]] = Generations()
+
+
+def _requested(pods: Iterable[Pod]) -> dict[str, float]:
+    used: dict[str, float] = {}
+    for p in pods:
+        if not p.terminal:
+            for r, q in p.requests.items():
+                used[r] = used.get(r, 0.0) + q
+    return used
 
 
 def _free_index(snap: Snapshot) -> tuple[list[Node], dict[str, list[tuple[float, int]]]]:
@@ -419,15 +528,18 @@ def _free_index(snap: Snapshot) -> tuple[list[Node], dict[str, list[tuple[float,
     def compute() -> tuple[list[Node], dict[str, list[tuple[float, int]]]]:
         nodes = accelerator_nodes(snap)
         used = used_by_node(snap)
+        allocatable = CARRIED.get(("pod-fit", "accelerators-allocatable"), (snap.index.sources["nodes"],),
+                                  lambda: [accelerators(n.allocatable) for n in nodes])
         index: dict[str, list[tuple[float, int]]] = {}
         for i, n in enumerate(nodes):
-            for r, a in accelerators(n.allocatable).items():
+            for r, a in allocatable[i].items():
                 index.setdefault(r, []).append((a - used[n.name].get(r, 0.0), i))
         for entries in index.values():
             entries.sort()
         return nodes, index
 
-    return memoized(snap, "free-accelerators", compute)
+    src = snap.index.sources
+    return CARRIED.get(("pod-fit", "free-accelerators"), (src["nodes"], src["pods"]), compute)
 
 
 def fit_nodes(snap: Snapshot, pod: Pod) -> list[NodeFit]:
@@ -447,17 +559,32 @@ def fit_nodes(snap: Snapshot, pod: Pod) -> list[NodeFit]:
     return [f for f in fits if f is not None]
 
 
+_NODE_FITS: Generations[tuple[NodeFit, ...]] = Generations()
+
+
+def _node_fits(snap: Snapshot, pod: Pod, shape: Shape) -> tuple[NodeFit, ...]:
+    """fit_nodes, shared by pods of one shape while the nodes and the pods on them are unchanged.
+
+    A NodeFit's evidence names only the node, so replicas of a workload share their fits.
+    """
+    if not snap.status("nodes").state.usable:
+        return ()
+    src = snap.index.sources
+    return _NODE_FITS.get(snap.index, shape, (src["nodes"], src["pods"]),
+                          lambda: tuple(fit_nodes(snap, pod)))
+
+
 @dataclass(frozen=True, slots=True)
 class PodFit:
     """The whole picture for one pod: every NodePool and every candidate existing node."""
 
     pools: tuple[PoolFit, ...]
     nodes: tuple[NodeFit, ...]
+    servable: bool = field(init=False, repr=False, compare=False)
+    """Some NodePool or existing node could take the pod as things stand."""
 
-    @property
-    def servable(self) -> bool:
-        """Some NodePool or existing node could take the pod as things stand."""
-        return any(p.fits for p in self.pools) or any(n.fits for n in self.nodes)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "servable", any(p.fits for p in self.pools) or any(n.fits for n in self.nodes))
 
     def only(self, *kinds: str) -> list[PoolFit]:
         return [p for p in self.pools if p.only(*kinds)]
@@ -468,13 +595,27 @@ class PodFit:
                 [n for n in self.nodes if n.kinds == {TAINT}])
 
 
-def fit(snap: Snapshot, pod: Pod) -> PodFit:
-    """The PodFit of a pod, computed once per snapshot and shared by the checks that need it."""
-    def compute() -> PodFit:
-        pools = fit_pools(snap, pod) if snap.status("nodepools").state.usable else []
-        return PodFit(tuple(pools), tuple(fit_nodes(snap, pod)))
+_POD_FITS: Generations[PodFit] = Generations()
 
-    return memoized(snap, ("pod-fit", pod.namespace, pod.name, pod.meta.uid), compute)
+
+def fit(snap: Snapshot, pod: Pod, shape: Shape | None = None) -> PodFit:
+    """The PodFit of a pod, computed once per snapshot and shared by the checks (and by replicas) that need it.
+
+    `shape`: the pod's pod_shape when the caller has it.
+    """
+    memo: dict[object, PodFit] = memoized(snap, "pod-fits", dict)
+    shape = shape or pod_shape(snap, pod)
+    pf = memo.get(shape)  # present only for shapes whose fits are shared
+    if pf is None:
+        pf = memo.get(id(pod))
+    if pf is not None:
+        return pf
+    pools, own = _pool_fits(snap, pod, shape) if snap.status("nodepools").state.usable else ((), False)
+    nodes = _node_fits(snap, pod, shape)
+    # The same parts as last snapshot give the same PodFit (callers key derived data on it).
+    pf = _POD_FITS.get(snap.index, (id(pools), id(nodes)), (pools, nodes), lambda: PodFit(pools, nodes))
+    memo[id(pod) if own else shape] = pf
+    return pf
 
 
 def qty(resource: str, v: float) -> str:
@@ -498,6 +639,21 @@ def not_considered(snap: Snapshot, pod: Pod) -> str:
     scheduler, and a pod created seconds ago has not been looked at yet. DaemonSet pods are
     placed per node and are never provisioned for.
     """
+    why = ignored_whenever(pod)
+    if why is not None:
+        return why
+    age = snap.age(pod.meta.created)
+    if age is not None and age < YOUNG_SECONDS:
+        return "created less than a minute ago"
+    return ""
+
+
+YOUNG_SECONDS = 60.0
+"""A pod this young has not been looked at by the scheduler yet."""
+
+
+def ignored_whenever(pod: Pod) -> str | None:
+    """not_considered's verdict where time does not matter; None when only the pod's age decides."""
     if pod.is_daemonset:
         return "DaemonSet pod"
     cond = pod.condition("PodScheduled")
@@ -506,7 +662,4 @@ def not_considered(snap: Snapshot, pod: Pod) -> str:
         return ""
     if pod.scheduler_name != "default-scheduler":
         return f"waits for scheduler {pod.scheduler_name}, which has not marked it Unschedulable"
-    age = snap.age(pod.meta.created)
-    if age is not None and age < 60:
-        return "created less than a minute ago"
-    return ""
+    return None

@@ -240,6 +240,7 @@ def _admits(reqs: tuple[Requirement, ...], resource: str, count: float) -> Admis
                             f"{resource}; the pod needs {count:g} on one node")
 
 
+@lru_cache(maxsize=None)
 def max_devices(resource: str) -> int:
     """Most devices of `resource` any known EC2 instance type carries (0 if the resource is not modeled)."""
     base = base_resource(resource)

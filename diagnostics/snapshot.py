@@ -22,6 +22,8 @@ from diagnostics.records import (
     RuntimeClass,
     accelerator_total,
 )
+from diagnostics.carry import CARRIED, Generations, canonical
+from diagnostics.index_parts import build_events, build_pods
 from diagnostics.pool_accelerators import accelerators_for
 
 # Source names (check `requires=` and SourceStatus keys).
@@ -123,63 +125,117 @@ class Snapshot:
         return Index(self)
 
 
+_IS_GPU: Generations[bool] = Generations()
+_NO_EVENTS: list[Event] = []
+"""What `Index.events` returns for an object without events: one shared (never modified) list, so
+carried results keyed on an object's events see "no events" as unchanged."""
+
+
 class Index:
-    """Lookups every check needs, built once per snapshot so checks never re-scan all pods."""
+    """Lookups every check needs, built once per snapshot so checks never re-scan all pods.
+
+    Each part is carried over from the previous snapshot while the records it was built from are
+    the same objects (see diagnostics.carry): an unchanged cache costs identity checks, not a rebuild.
+    The structures are shared between snapshots, so nobody may mutate them.
+    """
 
     def __init__(self, snap: Snapshot) -> None:
-        self.node = {n.name: n for n in snap.nodes}
-        self.nodeclaim = {c.name: c for c in snap.nodeclaims}
-        self.nodepool = {p.name: p for p in snap.nodepools}
-        self.nodeclass = {c.name: c for c in snap.ec2nodeclasses}
-        self.nodeclaim_by_node: dict[str, NodeClaim] = {}
-        self.nodeclaim_by_provider: dict[str, NodeClaim] = {}
-        for c in snap.nodeclaims:
-            if c.node_name:
-                self.nodeclaim_by_node[c.node_name] = c
-            if c.provider_id:
-                self.nodeclaim_by_provider[c.provider_id] = c
-        for n in snap.nodes:
-            if n.name not in self.nodeclaim_by_node and n.provider_id in self.nodeclaim_by_provider:
-                self.nodeclaim_by_node[n.name] = self.nodeclaim_by_provider[n.provider_id]
-
-        self.pods_by_node: dict[str, list[Pod]] = defaultdict(list)
-        self.pod: dict[tuple[str, str], Pod] = {}
-        self.pending: list[Pod] = []
-        for p in snap.pods:
-            self.pod[(p.namespace, p.name)] = p
-            if p.node_name:
-                self.pods_by_node[p.node_name].append(p)
-            elif p.phase == "Pending" and not p.meta.deleting:
-                self.pending.append(p)
-
-        self.events_by_object: dict[tuple[str, str | None, str], list[Event]] = defaultdict(list)
-        for e in snap.events:
-            self.events_by_object[(e.involved_kind, e.involved_namespace or None, e.involved_name)].append(e)
-        for evs in self.events_by_object.values():
-            evs.sort(key=lambda e: e.last_seen or e.first_seen or snap.taken_at)
-
-        self.nodeclaims_by_pool: dict[str, list[NodeClaim]] = defaultdict(list)
-        for c in snap.nodeclaims:
-            self.nodeclaims_by_pool[c.nodepool].append(c)
-        self.nodes_by_pool: dict[str, list[Node]] = defaultdict(list)
-        for n in snap.nodes:
-            if n.nodepool:
-                self.nodes_by_pool[n.nodepool].append(n)
-        self.pools_by_class: dict[str, list[NodePool]] = defaultdict(list)
-        for np in snap.nodepools:
-            self.pools_by_class[np.node_class].append(np)
+        self.memo: dict[object, object] = {}
+        """Derived data shared by the checks for this snapshot only (see diagnostics.snapshot_memo)."""
+        self.sources: dict[str, tuple[Any, ...]] = {
+            name: canonical(name, getattr(snap, name))
+            for name in ("nodes", "pods", "events", "namespaces", "daemonsets", "pdbs", "runtimeclasses",
+                         "nodeclaims", "nodepools", "ec2nodeclasses")}
+        """Each source's records, as the tuple the previous snapshot had when they are the same objects:
+        an identity test tells whether a source changed (keys for carried data)."""
+        src = self.sources
+        self.node, self.nodes_by_pool = CARRIED.get(("index", "nodes"), (src["nodes"],),
+                                                    lambda: _index_nodes(snap.nodes))
+        (self.nodeclaim, self.nodeclaim_by_node, self.nodeclaim_by_provider,
+         self.nodeclaims_by_pool) = CARRIED.get(("index", "nodeclaims"), (src["nodeclaims"], src["nodes"]),
+                                                lambda: _index_claims(snap.nodeclaims, snap.nodes))
+        self.nodepool, self.pools_by_class = CARRIED.get(("index", "nodepools"), (src["nodepools"],),
+                                                         lambda: _index_pools(snap.nodepools))
+        self.nodeclass = CARRIED.get(("index", "ec2nodeclasses"), (src["ec2nodeclasses"],),
+                                     lambda: {c.name: c for c in snap.ec2nodeclasses})
+        # Patched from the previous snapshot's part when only a few pods or events changed.
+        pods = CARRIED.get(("index", "pods"), (src["pods"],),
+                           lambda: build_pods(src["pods"], CARRIED.previous(("index", "pods"))))
+        self.pod, self.pods_by_node, self.pending = pods.by_key, pods.by_node, pods.pending
+        events = CARRIED.get(("index", "events"), (src["events"],),
+                             lambda: build_events(src["events"], CARRIED.previous(("index", "events"))))
+        by_object, untimed = events.by_object, events.untimed
+        if untimed:
+            # Events without any timestamp sort as of `taken_at`: order those lists for this snapshot only.
+            by_object = defaultdict(list, by_object)
+            for key in untimed:
+                by_object[key] = sorted(untimed[key], key=lambda e: e.last_seen or e.first_seen or snap.taken_at)
+        self.events_by_object: dict[tuple[str, str | None, str], list[Event]] = by_object
 
     def events(self, kind: str, name: str, namespace: str | None = None) -> list[Event]:
         """Events on one object, oldest first."""
-        return self.events_by_object.get((kind, namespace or None, name), [])
+        return self.events_by_object.get((kind, namespace or None, name), _NO_EVENTS)
 
     def gpus_requested_on(self, node: str) -> float:
         """Accelerators held by non-terminal pods bound to the node (what the scheduler counts)."""
         return sum(p.gpus for p in self.pods_by_node.get(node, ()) if not p.terminal)
 
     @property
+    def gpu_nodes(self) -> list[tuple[Node, NodeClaim | None]]:
+        """Nodes with accelerators or that should have them (is_gpu_node), with their NodeClaims, in order.
+
+        Carried while nodes and NodeClaims are unchanged; when some change, only those are judged again.
+        """
+        nodes = self.sources["nodes"]
+
+        def compute() -> list[tuple[Node, NodeClaim | None]]:
+            out = []
+            for n in nodes:
+                claim = self.nodeclaim_by_node.get(n.name)
+                if _IS_GPU.of(self, n, (claim,), lambda: is_gpu_node(n, claim)):
+                    out.append((n, claim))
+            return out
+
+        return CARRIED.get(("index", "gpu-nodes"), (nodes, self.sources["nodeclaims"]), compute)
+
+    @property
     def pending_gpu_pods(self) -> list[Pod]:
-        return [p for p in self.pending if p.wants_accelerator]
+        return CARRIED.get(("index", "pending-gpu"), (self.pending,),
+                           lambda: [p for p in self.pending if p.wants_accelerator])
+
+
+def _index_nodes(nodes: tuple[Node, ...]) -> tuple[dict[str, Node], dict[str, list[Node]]]:
+    by_name = {n.name: n for n in nodes}
+    by_pool: dict[str, list[Node]] = defaultdict(list)
+    for n in nodes:
+        if n.nodepool:
+            by_pool[n.nodepool].append(n)
+    return by_name, by_pool
+
+
+def _index_claims(claims: tuple[NodeClaim, ...], nodes: tuple[Node, ...]) -> tuple[
+        dict[str, NodeClaim], dict[str, NodeClaim], dict[str, NodeClaim], dict[str, list[NodeClaim]]]:
+    by_name = {c.name: c for c in claims}
+    by_node: dict[str, NodeClaim] = {}
+    by_provider: dict[str, NodeClaim] = {}
+    by_pool: dict[str, list[NodeClaim]] = defaultdict(list)
+    for c in claims:
+        if c.node_name:
+            by_node[c.node_name] = c
+        if c.provider_id:
+            by_provider[c.provider_id] = c
+        by_pool[c.nodepool].append(c)
+    for n in nodes:
+        if n.name not in by_node and n.provider_id in by_provider:
+            by_node[n.name] = by_provider[n.provider_id]
+    return by_name, by_node, by_provider, by_pool
+
+
+def _index_pools(pools: tuple[NodePool, ...]) -> tuple[dict[str, NodePool], dict[str, list[NodePool]]]:
+    by_class: dict[str, list[NodePool]] = defaultdict(list)
+    for np in pools:
+        by_class[np.node_class].append(np)
+    return {p.name: p for p in pools}, by_class
 
 
 def node_should_have_gpus(node: Node, claim: NodeClaim | None = None) -> float:

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from diagnostics.disruption import DO_NOT_DISRUPT, blockers_for, do_not_disrupt_state, gather, refs_of
+from diagnostics.carry import Generations
+from diagnostics.disruption import (
+    DO_NOT_DISRUPT,
+    NodeDisruption,
+    blockers_for,
+    do_not_disrupt_state,
+    gather,
+    refs_of,
+)
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.records import accelerator_total, accelerators
+from diagnostics.records import Condition, Node, NodeClaim, accelerator_total, accelerators
 from diagnostics.registry import check
-from diagnostics.snapshot import Snapshot, is_gpu_node, node_should_have_gpus
+from diagnostics.snapshot import Snapshot, node_should_have_gpus
+from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age, parse_go_duration
 
 GRACE_SECONDS = 300.0
@@ -36,26 +45,10 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
     """
     if snap.status("pods").partial:
         return  # only some pods were read: an "idle" node may simply have unread pods
-    idx = snap.index
-    for node in snap.nodes:
-        claim = idx.nodeclaim_by_node.get(node.name)
-        if not (node.nodepool or claim) or not is_gpu_node(node, claim):
-            continue
-        yield 1
-        if node.meta.deleting or any(t.key in _DISRUPTING_TAINTS for t in node.taints):
-            continue  # already being disrupted
-        init = claim.condition("Initialized") if claim else None
-        if init is not None and init.status != "True":
-            continue  # never initialized: gpu-not-advertised / nodeclaim-not-initialized territory
-        if node.ready is False:
-            continue  # NotReady: a health problem (gpu-node-not-ready), not an idle node
-        if accelerator_total(node.allocatable) <= 0:
-            continue  # no usable GPUs to be idle: gpu-not-advertised / gpu-allocatable-below-capacity
-        nd = gather(snap, node)
-        if any(p.wants_accelerator for p in nd.workload_pods):
-            continue
-        if any(p.nominated_node == node.name for p in idx.pending):
-            continue  # a pending pod is about to land here
+    examined, idle = carried(snap, "gt501-idle-gpu-nodes", ("nodes", "nodeclaims", "pods", "nodepools"),
+                             lambda: _idle_gpu_nodes(snap))
+    yield examined
+    for node, claim, init, nd in idle:
         idle_since = (claim.last_pod_event if claim else None) or (init.last_transition if init else None) \
             or node.meta.created
         idle_for = snap.age(idle_since)
@@ -126,9 +119,52 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
         )
 
 
+def _idle_gpu_nodes(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, Condition | None,
+                                                              NodeDisruption]]]:
+    """GPU nodes of a NodePool (how many), and those running no GPU pod that nothing else explains.
+
+    Reads records only (no ages), so it is carried across snapshots of an unchanged cache; when some
+    records change, only the nodes whose node, NodeClaim, pods or NodePool changed are judged again.
+    """
+    idx = snap.index
+    nominated = {p.nominated_node for p in idx.pending}
+    examined = 0
+    out = []
+    for node, claim in idx.gpu_nodes:
+        if not (node.nodepool or claim):
+            continue
+        examined += 1
+        pool = idx.nodepool.get(node.nodepool or (claim.nodepool if claim else ""))
+        pods = idx.pods_by_node.get(node.name, ())
+        idle = _IDLE.of(idx, node, (claim, pods, pool), lambda: _idle(snap, node, claim))
+        if idle is not None and node.name not in nominated:  # else a pending pod is about to land here
+            out.append(idle)
+    return examined, out
+
+
+_IDLE: Generations[tuple[Node, NodeClaim | None, Condition | None, NodeDisruption] | None] = Generations()
+
+
+def _idle(snap: Snapshot, node: Node, claim: NodeClaim | None) -> tuple[
+        Node, NodeClaim | None, Condition | None, NodeDisruption] | None:
+    if node.meta.deleting or any(t.key in _DISRUPTING_TAINTS for t in node.taints):
+        return None  # already being disrupted
+    init = claim.condition("Initialized") if claim else None
+    if init is not None and init.status != "True":
+        return None  # never initialized: gpu-not-advertised / nodeclaim-not-initialized territory
+    if node.ready is False:
+        return None  # NotReady: a health problem (gpu-node-not-ready), not an idle node
+    if accelerator_total(node.allocatable) <= 0:
+        return None  # no usable GPUs to be idle: gpu-not-advertised / gpu-allocatable-below-capacity
+    nd = gather(snap, node)
+    if any(p.wants_accelerator for p in nd.workload_pods):
+        return None
+    return node, claim, init, nd
+
+
 def _logs_command(snap: Snapshot, node: str) -> str:
     """`kubectl logs` for the Karpenter controller, in the namespace it actually runs in."""
-    for p in snap.pods:
-        if p.meta.labels.get("app.kubernetes.io/name") == "karpenter":
-            return f"kubectl logs -n {p.namespace} -l app.kubernetes.io/name=karpenter --tail=500 | grep {node}"
-    return f"kubectl logs -n kube-system -l app.kubernetes.io/name=karpenter --tail=500 | grep {node}"
+    ns = carried(snap, "karpenter-namespace", ("pods",), lambda: next(
+        (p.namespace for p in snap.pods if p.meta.labels.get("app.kubernetes.io/name") == "karpenter"), None))
+    ns = "kube-system" if ns is None else ns
+    return f"kubectl logs -n {ns} -l app.kubernetes.io/name=karpenter --tail=500 | grep {node}"

@@ -21,6 +21,7 @@ from diagnostics.node_health import (
 from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
+from diagnostics.snapshot_memo import carried
 
 # Karpenter consistency controller (core nodeclaim/consistency/nodeshape.go), Warning on the NodeClaim.
 _CONSISTENCY_RE = re.compile(r"expected (?P<want>\S+) of resource (?P<res>\S+), but found (?P<got>\S+) "
@@ -44,14 +45,22 @@ def gpu_allocatable_below_capacity(snap: Snapshot) -> Iterator[Finding | int]:
     again, restart the device-plugin pod on that node (running GPU pods are not touched). If it
     is gone or keeps faulting, cordon and drain the node and let Karpenter replace it.
     """
+    examined, short = carried(snap, "gt202-short-nodes", ("nodes", "nodeclaims"), lambda: _short_nodes(snap))
+    yield examined
+    for args in short:
+        yield _finding(snap, *args)
+
+
+def _short_nodes(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, float, float, float,
+                                                          dict[str, float], float]]]:
+    """GPU nodes (how many), and those offering fewer accelerators than they have. Reads records only."""
     idx = snap.index
-    for node in snap.nodes:
-        claim = idx.nodeclaim_by_node.get(node.name)
+    examined = 0
+    out = []
+    for node, claim in idx.gpu_nodes:  # expected > 0 or capacity > 0
         expected = node_should_have_gpus(node, claim)
         cap_total = accelerator_total(node.capacity)
-        if expected <= 0 and cap_total <= 0:
-            continue
-        yield 1
+        examined += 1
         if node.meta.deleting:
             continue
         alloc_total = accelerator_total(node.allocatable)
@@ -59,7 +68,8 @@ def gpu_allocatable_below_capacity(snap: Snapshot) -> Iterator[Finding | int]:
         missing = expected - cap_total if expected > cap_total and cap_total > 0 else 0.0
         if not unhealthy and not missing:
             continue
-        yield _finding(snap, node, claim, expected, cap_total, alloc_total, unhealthy, missing)
+        out.append((node, claim, expected, cap_total, alloc_total, unhealthy, missing))
+    return examined, out
 
 
 def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, expected: float, cap_total: float,

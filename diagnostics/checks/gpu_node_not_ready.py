@@ -18,7 +18,8 @@ from diagnostics.node_health import (
 )
 from diagnostics.records import Condition, Node, NodeClaim
 from diagnostics.registry import check
-from diagnostics.snapshot import Snapshot, is_gpu_node
+from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 
@@ -39,19 +40,27 @@ def gpu_node_not_ready(snap: Snapshot) -> Iterator[Finding | int]:
     describe node`, EC2 status checks). A faulty GPU does not heal by itself: cordon and drain
     the node and delete its NodeClaim so Karpenter launches a replacement on other hardware.
     """
+    examined, troubled = carried(snap, "gt204-troubled-nodes", ("nodes", "nodeclaims"), lambda: _troubled(snap))
+    yield examined
+    for node, claim, troubles in troubled:
+        yield _finding(snap, node, claim, list(troubles))
+
+
+def _troubled(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, tuple[Condition, ...]]]]:
+    """GPU nodes (how many), and those NotReady or with a bad GPU condition. Reads records only."""
     idx = snap.index
-    for node in snap.nodes:
-        claim = idx.nodeclaim_by_node.get(node.name)
-        if not is_gpu_node(node, claim):
-            continue
-        yield 1
+    examined = 0
+    out = []
+    for node, claim in idx.gpu_nodes:
+        examined += 1
         troubles: list[Condition] = []
         ready = next((c for c in node.conditions if c.type == "Ready"), None)
         if ready is not None and ready.status in ("False", "Unknown") and not _never_initialized(claim):
             troubles.append(ready)
         troubles += gpu_trouble_conditions(node)
         if troubles:
-            yield _finding(snap, node, claim, troubles)
+            out.append((node, claim, tuple(troubles)))
+    return examined, out
 
 
 def _never_initialized(claim: NodeClaim | None) -> bool:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
+from diagnostics.carry import Generations
 from diagnostics.disruption import DO_NOT_DISRUPT, do_not_disrupt_state
 from diagnostics.gpu_pools import (
     CAPACITY_TYPE,
@@ -15,10 +18,11 @@ from diagnostics.gpu_pools import (
     spot_only,
     training_reason,
 )
-from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.records import NodePool, Pod, accelerators, is_accelerator
+from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
+from diagnostics.records import Node, NodePool, Pod, accelerators, is_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 LONG_RUNNING_SECONDS = 6 * 3600.0
@@ -58,9 +62,9 @@ def _taint(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
         return
     ev = [Evidence.field(pool.ref, "spec.template.spec.taints", [str(t) for t in pool.taints] or "none",
                          note="no NoSchedule/NoExecute taint: any pod may schedule on these GPU nodes")]
-    cpu_pods = [p for n in snap.index.nodes_by_pool.get(pool.name, ())
-                for p in snap.index.pods_by_node.get(n.name, ())
-                if not p.terminal and not p.is_daemonset and not p.wants_accelerator]
+    cpu_pods = carried(snap, ("gt502-cpu-pods", pool.name), ("nodes", "pods"), lambda: [
+        p for n in snap.index.nodes_by_pool.get(pool.name, ()) for p in snap.index.pods_by_node.get(n.name, ())
+        if not p.terminal and not p.is_daemonset and not p.wants_accelerator])
     if cpu_pods:
         ev.append(Evidence.field(None, f"pods without GPU requests on NodePool {pool.name} nodes", len(cpu_pods),
                                  note=", ".join(f"{p.namespace}/{p.name}" for p in cpu_pods[:5])))
@@ -127,41 +131,88 @@ def _training_spot(pool: NodePool) -> Iterator[Finding]:
 
 def _long_running(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
     consolidates = (pool.consolidation_policy != "WhenEmpty" and pool.consolidate_after.strip() != "Never")
-    at_risk: list[tuple[Pod, str]] = []
-    for node in snap.index.nodes_by_pool.get(pool.name, ()):
-        spot = node.capacity_type == "spot"
-        for p in snap.index.pods_by_node.get(node.name, ()):
-            if p.terminal or not p.wants_accelerator or p.is_daemonset:
-                continue
-            if any(o.get("kind") in _STATELESS_OWNERS for o in p.meta.owners):
-                continue  # Deployment replicas: stateless, rescheduling is fine
-            age = snap.age(p.started or p.meta.created)
-            if age is None or age < LONG_RUNNING_SECONDS:
-                continue
-            protected, _ = do_not_disrupt_state(p, snap.taken_at)
-            if spot:
-                at_risk.append((p, f"on spot node {node.name} for {human_age(age)}"
-                                   + (" (do-not-disrupt does not stop spot interruption)" if protected else "")))
-            elif consolidates and not protected:
-                at_risk.append((p, f"running {human_age(age)} on {node.name}, pool consolidates "
-                                   f"{pool.consolidation_policy}, no {DO_NOT_DISRUPT}"))
+    # age >= LONG_RUNNING_SECONDS, as a datetime comparison (exact, and no age computed per pod).
+    cutoff = snap.taken_at - timedelta(seconds=LONG_RUNNING_SECONDS)
+    at_risk: list[tuple[_JobPod, bool]] = []  # (pod, protected by do-not-disrupt)
+    for job in _gpu_job_pods(snap, pool.name):
+        if job.since is None or job.since > cutoff:
+            continue
+        protected = job.annotated and do_not_disrupt_state(job.pod, snap.taken_at)[0]
+        if job.spot or (consolidates and not protected):
+            at_risk.append((job, protected))
     if not at_risk:
         return
+
+    def why(job: _JobPod, protected: bool) -> str:
+        age = human_age(snap.age(job.since))
+        if job.spot:
+            return (f"on spot node {job.node.name} for {age}"
+                    + (" (do-not-disrupt does not stop spot interruption)" if protected else ""))
+        return (f"running {age} on {job.node.name}, pool consolidates "
+                f"{pool.consolidation_policy}, no {DO_NOT_DISRUPT}")
+
+    shown = [(job.pod, why(job, protected)) for job, protected in at_risk[:10]]
     ev = tuple(Evidence.field(p.ref, "status.startTime", p.started.strftime("%Y-%m-%dT%H:%M:%SZ")
-                              if p.started else None, note=why) for p, why in at_risk[:10])
+                              if p.started else None, note=text) for p, text in shown)
     cmds = [f"kubectl annotate pod -n {p.namespace} {p.name} {DO_NOT_DISRUPT}=true"
-            for p, why in at_risk[:5] if "spot" not in why]
+            for p, text in shown[:5] if "spot" not in text]
+    first = at_risk[0][0].pod
     yield Finding(
         subject=pool.ref,
         title=f"{len(at_risk)} long-running GPU pod(s) on NodePool {pool.name} can be interrupted or consolidated "
-              f"away: {at_risk[0][0].namespace}/{at_risk[0][0].name}",
+              f"away: {first.namespace}/{first.name}",
         evidence=ev,
         remediation=Remediation(
             f'Annotate long jobs {DO_NOT_DISRUPT}: "true" in the pod template (blocks consolidation and drift, not '
             "spot interruption or expiry), run them on on-demand capacity, and checkpoint.", tuple(cmds)),
         severity=Severity.WARNING,
-        related=tuple(p.ref for p, _ in at_risk),
+        related=tuple(job.ref for job, _ in at_risk),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _JobPod:
+    node: Node
+    spot: bool
+    pod: Pod
+    since: datetime | None
+    """Started (else created): the age compared with LONG_RUNNING_SECONDS."""
+    ref: ObjectRef
+    annotated: bool
+    """Carries karpenter.sh/do-not-disrupt (whether it still protects depends on the time)."""
+
+
+def _gpu_job_pods(snap: Snapshot, pool: str) -> list[_JobPod]:
+    """The pool's running GPU pods that are not stateless replicas, node by node.
+
+    Reads records only, so it is carried across snapshots of an unchanged cache (ages are checked by
+    the caller); when some pods change, only their nodes are gone through again.
+    """
+    idx = snap.index
+
+    def compute() -> list[_JobPod]:
+        out: list[_JobPod] = []
+        for node in idx.nodes_by_pool.get(pool, ()):
+            pods = idx.pods_by_node.get(node.name, ())
+            out += _JOBS_ON_NODE.of(idx, node, (pods,), lambda: _jobs_on(node, pods))
+        return out
+
+    return carried(snap, ("gt502-gpu-job-pods", pool), ("nodes", "pods"), compute)
+
+
+_JOBS_ON_NODE: Generations[list[_JobPod]] = Generations()
+
+
+def _jobs_on(node: Node, pods: Iterable[Pod]) -> list[_JobPod]:
+    spot = node.capacity_type == "spot"
+    out = []
+    for p in pods:
+        if p.terminal or not p.wants_accelerator or p.is_daemonset:
+            continue
+        if any(o.get("kind") in _STATELESS_OWNERS for o in p.meta.owners):
+            continue  # Deployment replicas: stateless, rescheduling is fine
+        out.append(_JobPod(node, spot, p, p.started or p.meta.created, p.ref, DO_NOT_DISRUPT in p.meta.annotations))
+    return out
 
 
 def _fallback(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:

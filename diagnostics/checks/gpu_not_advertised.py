@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from diagnostics.gpu_components import device_plugin_diagnosis
 from diagnostics.node_health import nominations, waiting_pods
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.records import accelerator_total, accelerators
+from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
+from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 
@@ -29,18 +30,10 @@ def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
     NVML), or use a GPU AMI that ships the NVIDIA driver. Then the node advertises GPUs.
     """
     idx = snap.index
-    nominated = nominations(snap)
-    for node in snap.nodes:
-        claim = idx.nodeclaim_by_node.get(node.name)
-        expected = node_should_have_gpus(node, claim)
-        if expected <= 0:
-            continue
-        yield 1
-        if accelerator_total(node.allocatable) > 0 or accelerator_total(node.capacity) > 0:
-            # Registered but marked unhealthy (capacity > allocatable) is gpu-allocatable-below-capacity.
-            continue
-        if node.meta.deleting:
-            continue
+    examined, silent = carried(snap, "gt201-silent-nodes", ("nodes", "nodeclaims"), lambda: _silent(snap))
+    yield examined
+    nominated = nominations(snap) if silent else {}
+    for node, claim, expected in silent:
         ev: list[Evidence] = [
             Evidence.field(node.ref, "status.allocatable", accelerators(node.allocatable) or "no accelerator resources",
                            note=f"expected {expected:g} GPU(s) from {_why_expected(node, claim)}"),
@@ -71,6 +64,25 @@ def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
             ),
             related=tuple(waiting) + ((claim.ref,) if claim else ()),
         )
+
+
+def _silent(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, float]]]:
+    """Nodes that should have GPUs (how many), and those advertising none at all. Reads records only."""
+    idx = snap.index
+    examined = 0
+    out = []
+    for node, claim in idx.gpu_nodes:  # a superset of the nodes that should have GPUs
+        expected = node_should_have_gpus(node, claim)
+        if expected <= 0:
+            continue
+        examined += 1
+        if accelerator_total(node.allocatable) > 0 or accelerator_total(node.capacity) > 0:
+            # Registered but marked unhealthy (capacity > allocatable) is gpu-allocatable-below-capacity.
+            continue
+        if node.meta.deleting:
+            continue
+        out.append((node, claim, expected))
+    return examined, out
 
 
 def _why_expected(node, claim) -> str:  # type: ignore[no-untyped-def]

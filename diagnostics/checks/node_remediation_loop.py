@@ -19,9 +19,10 @@ from diagnostics.node_health import (
     repair_deadline,
     stamp,
 )
-from diagnostics.records import Event, Node, accelerator_total
+from diagnostics.records import Condition, Event, Node, NodeClaim, accelerator_total
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 REBOOT_WINDOW_SECONDS = 6 * 3600.0
@@ -36,6 +37,8 @@ MIN_REPLACEMENTS = 3
 """Unhealthy replacements in one NodePool within the window that make a loop."""
 
 _BOOT_ID_RE = re.compile(r"boot id: (\S+)")
+_LOOP_REASONS = frozenset({"Rebooted", "NodeNotReady", "RegisteredNode", "Starting", "NodeReady"})
+"""The Node event reasons node_loops counts."""
 
 
 @dataclass
@@ -90,8 +93,8 @@ def node_remediation_loop(snap: Snapshot) -> Iterator[Finding | int]:
     """
     idx = snap.index
     loops = node_loops(snap)
-    node_names = {e.involved_name for e in snap.events if e.involved_kind == "Node"}
-    yield len(node_names | {n.name for n in snap.nodes})
+    yield carried(snap, "gt203-examined", ("events", "nodes"), lambda: len(
+        {e.involved_name for e in snap.events if e.involved_kind == "Node"} | {n.name for n in snap.nodes}))
     for loop in loops:
         yield _node_finding(snap, loop, idx.node.get(loop.node))
     for pl in pool_loops(snap):
@@ -108,8 +111,13 @@ def node_loops(snap: Snapshot, *, window: float = REBOOT_WINDOW_SECONDS, min_reb
     """Nodes whose events show `min_reboots` reboots or `min_flaps` NotReady transitions within `window`."""
     by_node: dict[str, NodeLoop] = {}
     flaps_by_source: dict[str, Counter[str]] = defaultdict(Counter)
-    for e in snap.events:
-        if e.involved_kind != "Node" or not _in_window(snap, e, window):
+    events = _events_of(snap, "Node")
+    if min_reboots > 0 and min_flaps > 0:
+        # Other reasons only open an empty loop, which such thresholds never report.
+        events = carried(snap, "gt203-loop-events", ("events",),
+                         lambda: [e for e in _events_of(snap, "Node") if e.reason in _LOOP_REASONS])
+    for e in events:
+        if not _in_window(snap, e, window):
             continue
         loop = by_node.setdefault(e.involved_name, NodeLoop(e.involved_name))
         if e.reason == "Rebooted":
@@ -157,8 +165,10 @@ def pool_loops(snap: Snapshot, *, window: float = REPLACEMENT_WINDOW_SECONDS,
             found[r.key] = r
 
     cutoff = snap.taken_at - timedelta(seconds=window)
-    for e in snap.events:
-        if e.involved_kind not in ("NodeClaim", "Node") or not _is_repair_event(e) or not _in_window(snap, e, window):
+    repairs = carried(snap, "gt203-repair-events", ("events",), lambda: [
+        e for e in snap.events if e.involved_kind in ("NodeClaim", "Node") and _is_repair_event(e)])
+    for e in repairs:
+        if not _in_window(snap, e, window):
             continue
         if e.involved_kind == "NodeClaim":
             claim = idx.nodeclaim.get(e.involved_name)
@@ -173,9 +183,8 @@ def pool_loops(snap: Snapshot, *, window: float = REPLACEMENT_WINDOW_SECONDS,
         add(Replacement(claim.name if claim else f"node/{node.name}",
                         node.nodepool or (claim.nodepool if claim else ""),
                         e.last_seen, node.instance_type, node.zone, e, node.name))
-    for claim in snap.nodeclaims:
-        reason = claim.condition("DisruptionReason")
-        node = idx.node.get(claim.node_name) if claim.node_name else None
+    claims = carried(snap, "gt203-repair-claims", ("nodeclaims", "nodes"), lambda: _repair_claims(snap))
+    for claim, reason, node in claims:
         when: datetime | None = None
         if reason is not None and reason.status == "True" and reason.reason == "Unhealthy":
             when = reason.last_transition or claim.meta.deleting
@@ -193,8 +202,30 @@ def pool_loops(snap: Snapshot, *, window: float = REPLACEMENT_WINDOW_SECONDS,
     for pool, reps in sorted(by_pool.items()):
         if len(reps) < min_replacements:
             continue
-        blocked = [e for e in snap.events if e.reason == "NodeRepairBlocked" and _event_in_pool(snap, e, pool)]
+        blocked = [e for e in carried(snap, "gt203-repair-blocked", ("events",), lambda: [
+            e for e in snap.events if e.reason == "NodeRepairBlocked"]) if _event_in_pool(snap, e, pool)]
         out.append(PoolLoop(pool, sorted(reps, key=lambda r: r.when or snap.taken_at), blocked))
+    return out
+
+
+def _events_of(snap: Snapshot, kind: str) -> list[Event]:
+    """The snapshot's events about objects of one kind, in snapshot order (carried while events are unchanged)."""
+    return carried(snap, ("events-of-kind", kind), ("events",),
+                   lambda: [e for e in snap.events if e.involved_kind == kind])
+
+
+def _repair_claims(snap: Snapshot) -> list[tuple[NodeClaim, Condition | None, Node | None]]:
+    """NodeClaims node repair may have replaced: marked Unhealthy, or being deleted while their node has a
+    repair condition (whether its deadline passed depends on the time: the caller decides)."""
+    out = []
+    for claim in snap.nodeclaims:
+        reason = claim.condition("DisruptionReason")
+        node = snap.index.node.get(claim.node_name) if claim.node_name else None
+        if (reason is not None and reason.status == "True" and reason.reason == "Unhealthy") or (
+                claim.meta.deleting and node is not None and any(
+                    c.type in REPAIR_POLICIES and (condition_is_bad(c) or (c.type == "Ready" and c.status == "Unknown"))
+                    for c in node.conditions)):
+            out.append((claim, reason, node))
     return out
 
 

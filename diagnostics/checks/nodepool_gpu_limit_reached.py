@@ -6,10 +6,12 @@ import json
 import math
 from collections.abc import Iterator
 
+from diagnostics.carry import Generations
 from diagnostics.messages import LIMITS, NODE_LIMITS, KarpenterFragment
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.pod_events import PodScheduling, clip, event_evidence, events_note, scheduling, waiting_on
-from diagnostics.pod_fit import LIMIT, PodFit, fit, not_considered, qty
+from diagnostics.pending import placeable
+from diagnostics.pod_events import PodScheduling, clip, event_evidence, events_note
+from diagnostics.pod_fit import LIMIT, PodFit, PoolFit, qty
 from diagnostics.records import NodePool, Pod, is_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
@@ -31,27 +33,36 @@ def nodepool_gpu_limit_reached(snap: Snapshot) -> Iterator[Finding | int]:
     free capacity held by idle or stuck nodes of that NodePool, or add a lower-weight fallback
     NodePool for the same GPUs.
     """
-    pending: list[tuple[Pod, PodFit, PodScheduling]] = []
-    for pod in snap.index.pending_gpu_pods:
-        if not_considered(snap, pod):
-            continue
-        sched = scheduling(snap, pod)
-        if waiting_on(snap, pod, sched) is not None:
-            continue
-        pending.append((pod, fit(snap, pod), sched))
+    blocked_by: dict[str, list[tuple[Pod, PodScheduling, list[KarpenterFragment]]]] = {}
+    for pod, sched, pf in placeable(snap)[1]:
+        by_model = _limit_blocked(snap, pf)
+        said = [f for f in (sched.karpenter_msg.fragments if sched.karpenter_msg and sched.karpenter_current
+                            else ()) if f.kind in (LIMITS, NODE_LIMITS)]
+        for name in dict.fromkeys([*by_model, *(f.nodepool for f in said)]):
+            blocked_by.setdefault(name, []).append((pod, sched, [f for f in said if f.nodepool == name]))
     for pool in sorted(snap.nodepools, key=lambda p: p.name):
         yield 1
-        blocked: list[tuple[Pod, PodScheduling, list[KarpenterFragment]]] = []
-        for pod, pf, sched in pending:
-            mine = next((p for p in pf.pools if p.pool.name == pool.name), None)
-            by_model = (mine is not None and not pf.servable and mine.only(LIMIT)
-                        and all(r.resource == "nodes" or is_accelerator(r.resource) for r in mine.reasons))
-            said = [f for f in (sched.karpenter_msg.fragments if sched.karpenter_msg and sched.karpenter_current
-                                else ()) if f.kind in (LIMITS, NODE_LIMITS) and f.nodepool == pool.name]
-            if by_model or said:
-                blocked.append((pod, sched, said))
+        blocked = blocked_by.get(pool.name)
         if blocked:
             yield _finding(snap, pool, blocked)
+
+
+_LIMIT_BLOCKED: Generations[frozenset[str]] = Generations()
+
+
+def _limit_blocked(snap: Snapshot, pf: PodFit) -> frozenset[str]:
+    """NodePools that would serve the pod but for an accelerator or node-count limit (when nothing else can)."""
+    def compute() -> frozenset[str]:
+        if pf.servable:
+            return frozenset()
+        first: dict[str, PoolFit] = {}
+        for p in pf.pools:
+            first.setdefault(p.pool.name, p)  # the first fit of a name speaks for it
+        return frozenset(name for name, p in first.items() if p.only(LIMIT) and all(
+            r.resource == "nodes" or is_accelerator(r.resource) for r in p.reasons))
+
+    # Replicas of a workload share their PoolFit/NodeFit tuples (pod_fit shares them by pod shape).
+    return _LIMIT_BLOCKED.get(snap.index, (id(pf.pools), id(pf.nodes)), (pf.pools, pf.nodes), compute)
 
 
 def _needs(pool: NodePool, pods: list[Pod]) -> dict[str, float]:

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from diagnostics.carry import Generations
 from diagnostics.pool_accelerators import KARPENTER_MODELED, max_devices
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.pod_events import clip
 from diagnostics.records import Event, Pod, is_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import memoized
+from diagnostics.snapshot_memo import carried
 from diagnostics.workloads import owner_workload
 
 # Resource names device plugins really register (anything else accelerator-looking is probably a typo).
@@ -127,7 +128,7 @@ def _never(snap: Snapshot, pod: Pod) -> list[Problem]:
     if not pod.pending or not snap.status("nodes").state.usable:
         return []
     out: list[Problem] = []
-    advertised, aws = memoized(snap, "gt403-advertised", lambda: _advertised(snap))
+    advertised, aws = carried(snap, "gt403-advertised", ("nodes", "nodepools"), lambda: _advertised(snap))
     for res, want in sorted(pod.requests.items()):
         if want <= 0 or not looks_like_accelerator(res):
             continue
@@ -162,14 +163,24 @@ def pod_gpu_request_invalid(snap: Snapshot) -> Iterator[Finding | int]:
     """
     # Only pods still waiting: a pod that was bound already passed API validation and scheduling.
     for pod in snap.index.pending:
-        if not any(looks_like_accelerator(k) for _, _, rq, lm in _containers(pod) for k in (*rq, *lm)):
+        # Per pod record: whether it asks for accelerators, and what the API rejects (carried across snapshots).
+        asks, found = _PER_POD.of(snap.index, pod, (), lambda: _asks_and_problems(pod))
+        if not asks:
             continue
         yield 1
-        found = problems(pod) + _never(snap, pod)
+        found = found + _never(snap, pod)
         if found:
             yield _pod_finding(pod, found)
     if snap.status("events").state.usable:
         yield from _rejected_creates(snap)
+
+
+_PER_POD: Generations[tuple[bool, list[Problem]]] = Generations()
+
+
+def _asks_and_problems(pod: Pod) -> tuple[bool, list[Problem]]:
+    asks = any(looks_like_accelerator(k) for _, _, rq, lm in _containers(pod) for k in (*rq, *lm))
+    return asks, problems(pod) if asks else []
 
 
 def _pod_finding(pod: Pod, found: list[Problem]) -> Finding:
@@ -200,12 +211,10 @@ def _pod_finding(pod: Pod, found: list[Problem]) -> Finding:
 def _rejected_creates(snap: Snapshot) -> Iterator[Finding]:
     """Controllers whose pod creation the API refused for an accelerator request (the pods never exist)."""
     latest: dict[ObjectRef, Event] = {}
-    for e in snap.events:
-        if e.reason != "FailedCreate" or not _API_ERROR.search(e.message):
-            continue
-        if not any(looks_like_accelerator(tok) for tok in re.findall(r"\[([^\]]+)\]", e.message)) \
-                and "non overcommitable" not in e.message:
-            continue
+    for e in carried(snap, "gt403-rejected-creates", ("events",), lambda: [
+            e for e in snap.events if e.reason == "FailedCreate" and _API_ERROR.search(e.message) and (
+                any(looks_like_accelerator(tok) for tok in re.findall(r"\[([^\]]+)\]", e.message))
+                or "non overcommitable" in e.message)]):
         ref = e.involved
         if ref not in latest or (e.last_seen or e.first_seen or snap.taken_at) >= (
                 latest[ref].last_seen or latest[ref].first_seen or snap.taken_at):

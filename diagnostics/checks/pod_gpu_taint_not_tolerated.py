@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from diagnostics.messages import TAINT as K_TAINT
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.pod_events import PodScheduling, event_evidence, events_note, scheduling, waiting_on
-from diagnostics.pod_fit import NodeFit, PoolFit, accel_text, fit, not_considered
+from diagnostics.pending import placeable
+from diagnostics.pod_events import PodScheduling, event_evidence, events_note
+from diagnostics.pod_fit import NodeFit, PoolFit, accel_text
 from diagnostics.records import Pod, Taint
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
@@ -50,14 +51,9 @@ def pod_gpu_taint_not_tolerated(snap: Snapshot) -> Iterator[Finding | int]:
     `startupTaints` are removed before pods are placed.
     """
     groups: dict[tuple[object, ...], _Group] = {}
-    for pod in snap.index.pending_gpu_pods:
-        if not_considered(snap, pod):
-            continue
-        yield 1
-        sched = scheduling(snap, pod)
-        if waiting_on(snap, pod, sched) is not None:
-            continue
-        pf = fit(snap, pod)
+    considered, todo = placeable(snap)
+    yield considered
+    for pod, sched, pf in todo:
         if pf.servable:
             continue
         pools, nodes = pf.taint_only()

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
+from diagnostics.carry import Generations
 from diagnostics.messages import LIMITS, NODE_LIMITS, KarpenterMessage
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
+from diagnostics.pending import placeable
 from diagnostics.pod_events import (
     PodScheduling,
     capacity_errors,
     clip,
     event_evidence,
     events_note,
-    scheduling,
-    waiting_on,
 )
 from diagnostics.pod_fit import (
     ACCELERATOR,
@@ -25,14 +26,13 @@ from diagnostics.pod_fit import (
     STATIC,
     PodFit,
     accel_text,
-    fit,
-    not_considered,
 )
 from diagnostics.records import Event, Pod, is_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.workloads import Workload, owner_workload
 
+T = TypeVar("T")
 
 STALE_AFTER = 900.0
 """Seconds after which a Karpenter FailedScheduling no longer speaks for the present (it re-emits every 5 min)."""
@@ -69,25 +69,19 @@ def pod_no_nodepool_fits(snap: Snapshot) -> Iterator[Finding | int]:
     """
     groups: dict[tuple[object, ...], _Group] = {}
     ice: dict[str, list[Event]] | None = None
-    for pod in snap.index.pending_gpu_pods:
-        if not_considered(snap, pod):
-            continue
-        yield 1
-        sched = scheduling(snap, pod)
-        if waiting_on(snap, pod, sched) is not None:
-            continue
-        pf = fit(snap, pod)
+    considered, todo = placeable(snap)
+    yield considered
+    for pod, sched, pf in todo:
         karpenter_only = False
         if pf.servable:
             ice = capacity_errors(snap) if ice is None else ice
             if not _karpenter_disagrees(snap, pf, sched, ice):
                 continue
             karpenter_only = True
-        elif _explained_elsewhere(pf):
+        elif _explained_elsewhere(snap, pf):
             continue
         wl = owner_workload(pod)
-        sig = tuple((p.pool.name, p.summary()) for p in pf.pools)
-        key = (wl.ref, sig, karpenter_only, _accel_sig(pod))
+        key = (wl.ref, _signature(snap, pf), karpenter_only, _accel_sig(pod))
         g = groups.setdefault(key, _Group(fit=pf, sched=sched, karpenter_only=karpenter_only, workload=wl))
         g.pods.append(pod)
     for g in groups.values():
@@ -98,8 +92,25 @@ def _accel_sig(pod: Pod) -> tuple[tuple[str, float], ...]:
     return tuple(sorted((k, v) for k, v in pod.requests.items() if is_accelerator(k)))
 
 
-def _explained_elsewhere(pf: PodFit) -> bool:
+_PER_FIT: Generations[object] = Generations()
+"""Derived from a PodFit alone, which replicas of a workload share (see pod_fit)."""
+
+
+def _per_fit(snap: Snapshot, what: str, pf: PodFit, compute: Callable[[], T]) -> T:
+    return _PER_FIT.get(snap.index, (what, id(pf)), (pf,), compute)  # type: ignore[return-value]
+
+
+def _signature(snap: Snapshot, pf: PodFit) -> tuple[tuple[str, str], ...]:
+    """Each NodePool's verdict, to group pods that fail the same way."""
+    return _per_fit(snap, "signature", pf, lambda: tuple((p.pool.name, p.summary()) for p in pf.pools))
+
+
+def _explained_elsewhere(snap: Snapshot, pf: PodFit) -> bool:
     """Some NodePool or node is blocked by exactly one cause another check reports."""
+    return _per_fit(snap, "explained-elsewhere", pf, lambda: _explained_by_others(pf))
+
+
+def _explained_by_others(pf: PodFit) -> bool:
     if any(not p.fits and p.kinds == {LIMIT} and all(
             r.resource == "nodes" or is_accelerator(r.resource) for r in p.reasons) for p in pf.pools):
         return True  # GT105 nodepool-gpu-limit-reached
@@ -156,16 +167,7 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
             clauses = [f"{p.pool.name}: {p.reasons[0].text}"
                        + (f" (+{len(p.reasons) - 1})" if len(p.reasons) > 1 else "") for p in pf.pools]
         title = f"{who} fits no NodePool - " + clip("; ".join(clauses), 240) + more
-    ev: list[Evidence] = []
-    seen: set[tuple[str, str, str]] = set()
-    for p in pf.pools:
-        for r in p.reasons:
-            for i, e in enumerate(r.evidence):
-                key = (str(e.subject), e.path, repr(e.value))
-                if key in seen:
-                    continue  # the same pod-side fact explains several NodePools
-                seen.add(key)
-                ev.append(e if e.note or i else replace(e, note=r.text))
+    ev: list[Evidence] = list(_per_fit(snap, "evidence", pf, lambda: _pool_evidence(pf)))
     if not pf.pools:
         ev.append(Evidence.absence(None, "NodePools (karpenter.sh/v1)", note="none in the cluster"))
     if g.sched.karpenter is not None and km is not None:
@@ -186,6 +188,21 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
         related.append(wl.ref)
     return Finding(subject=pod.ref, title=title, evidence=tuple(ev), remediation=_remedy(pod, pf, wl, g),
                    related=tuple(related), severity=severity)
+
+
+def _pool_evidence(pf: PodFit) -> tuple[Evidence, ...]:
+    """Every NodePool's reasons, each fact once."""
+    ev: list[Evidence] = []
+    seen: set[tuple[str, str, str]] = set()
+    for p in pf.pools:
+        for r in p.reasons:
+            for i, e in enumerate(r.evidence):
+                key = (str(e.subject), e.path, repr(e.value))
+                if key in seen:
+                    continue  # the same pod-side fact explains several NodePools
+                seen.add(key)
+                ev.append(e if e.note or i else replace(e, note=r.text))
+    return tuple(ev)
 
 
 def _remedy(pod: Pod, pf: PodFit, wl: Workload, g: _Group) -> Remediation:

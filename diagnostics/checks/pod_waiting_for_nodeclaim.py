@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.pod_events import event_evidence, scheduling, waiting_on
+from diagnostics.pending import triage
+from diagnostics.pod_events import event_evidence
 from diagnostics.pod_fit import accel_text
 from diagnostics.records import NodeClaim
 from diagnostics.registry import check
@@ -49,12 +50,11 @@ def pod_waiting_for_nodeclaim(snap: Snapshot) -> Iterator[Finding | int]:
     stuck registering has a node that cannot join (bootstrap, AMI, networking); one stuck
     initializing has startup taints left or GPUs not registered (device plugin / driver).
     """
-    for pod in snap.index.pending_gpu_pods:
-        if pod.is_daemonset:
+    for t in triage(snap):
+        if t.daemonset:
             continue
         yield 1
-        sched = scheduling(snap, pod)
-        w = waiting_on(snap, pod, sched)
+        pod, w = t.pod, t.waiting
         if w is None or not w.in_progress or w.claim is None:
             continue
         claim = w.claim

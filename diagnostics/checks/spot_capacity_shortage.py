@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from diagnostics.carry import Generations
 from diagnostics.gpu_pools import (
     CAPACITY_TYPE,
     GPU_NAME,
@@ -28,9 +29,10 @@ from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severit
 from diagnostics.nodeclass_health import short
 from diagnostics.records import Event, NodeClaim, NodePool, Pod
 from diagnostics.aws_facts import spot_advice_evidence
-from diagnostics.messages import parse_nominated
+from diagnostics.messages import Nomination, parse_nominated
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 WINDOW = timedelta(minutes=30)
@@ -130,8 +132,10 @@ def find_shortages(snap: Snapshot, window: timedelta = WINDOW) -> dict[str, Shor
         when = e.last_seen or e.first_seen
         return when is not None and when >= since
 
-    for e in snap.events:
-        if e.involved_kind != "NodeClaim" or not recent(e):
+    claim_events, short_lived, pod_events = carried(snap, "gt104-candidates", ("events", "nodeclaims", "pods"),
+                                                    lambda: _candidates(snap))
+    for e in claim_events:
+        if not recent(e):
             continue
         claim = idx.nodeclaim.get(e.involved_name)
         pool = pool_of_claim(e.involved_name, claim, idx.nodepool)
@@ -141,30 +145,53 @@ def find_shortages(snap: Snapshot, window: timedelta = WINDOW) -> dict[str, Shor
             s.claims.add(e.involved_name)
             for code in error_codes(e.message):
                 s.codes[code] += max(e.count, 1)
-        elif SLR_CODE in e.message:
+        else:
             get(pool).slr_events.append(e)
+    for c in short_lived:
+        if c.meta.created >= since:  # type: ignore[operator]
+            s = get(pool_of_claim(c.name, c, idx.nodepool))
+            s.short_lived.append(c)
+            s.claims.add(c.name)
+    for pod, e, nom in pod_events:
+        if not recent(e):
+            continue
+        if nom is not None:
+            name = nom.nodeclaim
+            pool = pool_of_claim(name, idx.nodeclaim.get(name), idx.nodepool)
+            get(pool).nominations[(pod.namespace, pod.name)].add(name)
+        else:
+            for pool in _offering_pools(snap, pod, e):
+                get(pool).offering_events.append((pod, e))
+    return {k: v for k, v in out.items() if k and v.strong}
+
+
+def _candidates(snap: Snapshot) -> tuple[list[Event], list[NodeClaim], list[tuple[Pod, Event, Nomination | None]]]:
+    """Everything find_shortages may count, before the time window: ICE/SLR events on NodeClaims, claims
+    deleted unlaunched within a minute, and pending GPU pods' nominations and offering failures.
+
+    Reads records only, so it is carried across snapshots of an unchanged cache.
+    """
+    idx = snap.index
+    claim_events = [e for e in snap.events if e.involved_kind == "NodeClaim" and (
+        e.reason == "InsufficientCapacityError" or (e.type == "Warning" and "insufficient capacity" in e.message)
+        or SLR_CODE in e.message)]
+    short_lived = []
     for c in snap.nodeclaims:
-        if c.meta.deleting and c.meta.created and c.meta.created >= since:
+        if c.meta.deleting and c.meta.created:
             lived = (c.meta.deleting - c.meta.created).total_seconds()
             launched = c.condition("Launched")
             if lived <= SHORT_LIVED_SECONDS and (launched is None or launched.status != "True"):
-                s = get(pool_of_claim(c.name, c, idx.nodepool))
-                s.short_lived.append(c)
-                s.claims.add(c.name)
+                short_lived.append(c)
+    pod_events: list[tuple[Pod, Event, Nomination | None]] = []
     for pod in idx.pending_gpu_pods:
         for e in idx.events("Pod", pod.name, pod.namespace):
-            if not recent(e):
-                continue
             if e.reason == "Nominated":
                 nom = parse_nominated(e.message)
                 if nom is not None and nom.nodeclaim:
-                    name = nom.nodeclaim
-                    pool = pool_of_claim(name, idx.nodeclaim.get(name), idx.nodepool)
-                    get(pool).nominations[(pod.namespace, pod.name)].add(name)
+                    pod_events.append((pod, e, nom))
             elif e.reason == "FailedScheduling" and any(f in e.message for f in OFFERING_FRAGMENTS):
-                for pool in _offering_pools(snap, pod, e):
-                    get(pool).offering_events.append((pod, e))
-    return {k: v for k, v in out.items() if k and v.strong}
+                pod_events.append((pod, e, None))
+    return claim_events, short_lived, pod_events
 
 
 def _offering_pools(snap: Snapshot, pod: Pod, e: Event) -> list[str]:
@@ -361,7 +388,7 @@ def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, 
                      "NodePool with a lower weight.")
         commands.append(f"kubectl edit nodepool {name}")
     if pool is not None and spot_only(pool) and not fallbacks:
-        commands.append(_fallback_yaml(pool))
+        commands.append(_fallback_yaml(snap, pool))
         if pool.weight <= 1:
             commands.append(f"kubectl patch nodepool {name} --type merge -p '{{\"spec\":{{\"weight\":100}}}}'")
     commands.append(f"kubectl get events -A --field-selector reason=InsufficientCapacityError "
@@ -369,8 +396,15 @@ def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, 
     return Remediation(" ".join(texts), tuple(dict.fromkeys(commands)))
 
 
-def _fallback_yaml(pool: NodePool) -> str:
+_FALLBACK_YAML: Generations[str] = Generations()
+
+
+def _fallback_yaml(snap: Snapshot, pool: NodePool) -> str:
     """`kubectl apply` heredoc for an on-demand copy of the pool with a lower weight (the seed's tiered pools)."""
+    return _FALLBACK_YAML.of(snap.index, pool, (), lambda: _render_fallback(pool))
+
+
+def _render_fallback(pool: NodePool) -> str:
     tspec: dict[str, Any] = dict(((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {})
     reqs = [dict(r) for r in tspec.get("requirements") or () if isinstance(r, dict) and r.get("key") != CAPACITY_TYPE]
     reqs.insert(0, {"key": CAPACITY_TYPE, "operator": "In", "values": ["on-demand"]})

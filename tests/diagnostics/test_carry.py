@@ -1,0 +1,248 @@
+"""Data carried across snapshots (diagnostics.carry): reused only while its records are the same objects.
+
+The TUI re-runs every check on a new Snapshot of the live cache every few seconds; checks carry
+what they derived from unchanged records. The contract tested here: a run on a snapshot gives the
+same report whether the caches are warm from earlier snapshots or cold (`forget()`), whatever
+changed in between - records replaced, added or deleted, or only the clock.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from diagnostics import run
+from diagnostics.carry import CARRIED, Carried, Generations, canonical, forget, same_items
+from diagnostics.snapshot import KUBE_SOURCES
+from gputui import ingest
+from gputui.bench.fleet import Fleet
+from gputui.sim.scenario import list_scenarios, load_scenario
+from gputui.store import Store
+from tests.builders import NOW, snapshot
+
+SOURCE_OF_KIND = {v: k for k, v in ingest.KIND_OF_SOURCE.items()}
+Obj = dict[str, Any]
+
+
+@pytest.fixture(autouse=True)
+def _cold() -> Iterator[None]:
+    forget()
+    yield
+    forget()
+
+
+# --- the building blocks ----------------------------------------------------------------------------
+
+def test_same_items_is_identity_not_equality() -> None:
+    a, b = [1000.5], [1000.5]
+    assert same_items((a, b), (a, b))
+    assert not same_items((a, b), (a, [1000.5]))  # equal, not the same object
+    assert not same_items((a,), (a, b))
+
+
+def test_canonical_returns_the_earlier_tuple_while_items_are_the_same() -> None:
+    x, y = object(), object()
+    first = canonical("test-source", (x, y))
+    assert canonical("test-source", (x, y)) is first
+    changed = (x, object())
+    assert canonical("test-source", changed) is changed
+
+
+def test_carried_recomputes_when_an_input_is_replaced() -> None:
+    carried = Carried()
+    calls: list[int] = []
+
+    def compute() -> int:
+        calls.append(1)
+        return len(calls)
+
+    rec = object()
+    assert carried.get("k", (rec,), compute) == 1
+    assert carried.get("k", (rec,), compute) == 1
+    assert carried.get("k", (object(),), compute) == 2
+
+
+def test_carried_stable_keeps_an_equal_value_object() -> None:
+    first = ("reason", 1.0)
+    assert CARRIED.stable("test-stable", first) is first
+    assert CARRIED.stable("test-stable", ("reason", 1.0)) is first
+    other = ("reason", 2.0)
+    assert CARRIED.stable("test-stable", other) is other
+
+
+class _Epoch:
+    """Stands for a snapshot's index (weakly referenced by Generations)."""
+
+
+def test_generations_keep_entries_of_the_previous_snapshot_only() -> None:
+    gen: Generations[str] = Generations()
+    s1, s2, s3, s4, s5 = (_Epoch() for _ in range(5))
+    rec = object()
+    assert gen.of(s1, rec, (), lambda: "first") == "first"
+    assert gen.of(s2, rec, (), lambda: "second") == "first"  # used by s2: kept
+    gen.of(s3, object(), (), lambda: "other")
+    assert gen.of(s3, rec, (), lambda: "third") == "first"  # s2 is s3's previous generation
+    gen.of(s4, object(), (), lambda: "x")
+    gen.of(s5, object(), (), lambda: "y")
+    assert gen.of(s5, rec, (), lambda: "fresh") == "fresh"  # unused for two snapshots: dropped
+
+
+# --- the index ------------------------------------------------------------------------------------
+
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer-0, namespace: ml, uid: u1, creationTimestamp: "2026-08-21T09:00:00Z"}
+spec: {containers: [{name: c, image: x}]}
+status: {phase: Pending}
+"""
+
+
+def test_index_is_shared_while_records_are_the_same_and_rebuilt_when_one_changes() -> None:
+    snap = snapshot(POD)
+    later = replace(snap, taken_at=snap.taken_at + timedelta(seconds=5))
+    assert later.index is not snap.index
+    assert later.index.pod is snap.index.pod and later.index.pending is snap.index.pending
+    changed = replace(snap, pods=snapshot(POD).pods)  # same object, newly ingested: a new record
+    assert changed.index.pod is not snap.index.pod
+    assert changed.index.pending == [changed.pods[0]]
+    assert changed.index.pending[0] is changed.pods[0]
+
+
+def _event(name: str, seen: str | None) -> str:
+    stamps = f"lastTimestamp: '{seen}'\nfirstTimestamp: '{seen}'\n" if seen else ""
+    return f"""
+apiVersion: v1
+kind: Event
+metadata: {{name: {name}, namespace: ml}}
+involvedObject: {{kind: Pod, name: trainer-0, namespace: ml}}
+reason: {name}
+message: m
+type: Normal
+{stamps}"""
+
+
+def test_events_without_timestamps_sort_as_of_each_snapshots_time() -> None:
+    # An event with no timestamp sorts at taken_at: before a later-stamped event, then after it.
+    docs = (_event("Untimed", None), _event("Stamped", "2026-08-21T10:00:30Z"))
+    early = snapshot(*docs, taken_at=NOW)
+    assert [e.reason for e in early.index.events("Pod", "trainer-0", "ml")] == ["Untimed", "Stamped"]
+    late = replace(early, taken_at=NOW + timedelta(minutes=1))
+    assert [e.reason for e in late.index.events("Pod", "trainer-0", "ml")] == ["Stamped", "Untimed"]
+    assert [e.reason for e in early.index.events("Pod", "trainer-0", "ml")] == ["Untimed", "Stamped"]
+
+
+# --- warm equals cold -------------------------------------------------------------------------------
+
+class Cluster:
+    """Raw objects plus a Store fed from them the way informers feed it: a change replaces one record."""
+
+    def __init__(self, objects: list[Obj], now: datetime) -> None:
+        self.objects: dict[tuple[str, str | None, str], Obj] = {}
+        self.now = now
+        self.store = Store(clock=lambda: self.now)
+        by_source: dict[str, list[Any]] = {s: [] for s in KUBE_SOURCES}
+        for obj in objects:
+            src = SOURCE_OF_KIND.get(obj.get("kind", ""))
+            if src is None:
+                continue
+            self.objects[self._key(src, obj)] = obj
+            by_source[src].append(ingest.record(src, obj))
+        for src, recs in by_source.items():
+            self.store.replace(src, recs)
+
+    @staticmethod
+    def _key(src: str, obj: Obj) -> tuple[str, str | None, str]:
+        md = obj.get("metadata") or {}
+        return src, md.get("namespace"), md.get("name", "")
+
+    def of(self, src: str, pred: Callable[[Obj], bool] = lambda o: True) -> list[Obj]:
+        return [o for (s, _, _), o in self.objects.items() if s == src and pred(o)]
+
+    def put(self, src: str, obj: Obj) -> None:
+        self.objects[self._key(src, obj)] = obj
+        self.store.apply(src, "MODIFIED", ingest.record(src, obj))
+
+    def delete(self, src: str, obj: Obj) -> None:
+        self.objects.pop(self._key(src, obj), None)
+        self.store.apply(src, "DELETED", ingest.record(src, obj))
+
+    def assert_warm_equals_cold(self, after: str = "start") -> None:
+        warm = run(self.store.snapshot())
+        forget()
+        cold = run(self.store.snapshot())
+        assert warm.results == cold.results, after
+        assert warm.to_json() == cold.to_json(), after
+
+
+def _is_pending_gpu(o: Obj) -> bool:
+    return (o.get("status") or {}).get("phase") == "Pending" and "gpu" in str(o.get("spec", {}).get("containers"))
+
+
+def _mutations(c: Cluster) -> Iterator[str]:
+    """Change the cluster one way at a time (yielding what changed), each a case for warm == cold."""
+    c.now += timedelta(seconds=61)
+    yield "clock +61s"
+    for src in KUBE_SOURCES:
+        for obj in c.of(src)[:2]:
+            c.put(src, copy.deepcopy(obj))  # same content, new record
+            yield f"{src} re-ingested unchanged"
+    for pod in c.of("pods", _is_pending_gpu)[:3]:
+        new = copy.deepcopy(pod)
+        new["spec"]["tolerations"] = [{"operator": "Exists"}]
+        c.put("pods", new)
+        yield f"pod {pod['metadata']['name']} tolerates everything"
+        new = copy.deepcopy(new)
+        new["spec"]["nodeSelector"] = {"team": "nobody"}
+        c.put("pods", new)
+        yield f"pod {pod['metadata']['name']} selects a label no pool has"
+        c.delete("pods", new)
+        yield f"pod {pod['metadata']['name']} deleted"
+    for pool in c.of("nodepools")[:3]:
+        new = copy.deepcopy(pool)
+        new.setdefault("spec", {})["limits"] = {"nvidia.com/gpu": "1", "cpu": "1"}
+        new.setdefault("status", {})["conditions"] = [{
+            "type": "Ready", "status": "False", "reason": "NodeClassNotReady",
+            "lastTransitionTime": "2026-08-21T09:00:00Z"}]
+        c.put("nodepools", new)
+        yield f"nodepool {pool['metadata']['name']} limited and not Ready"
+    for src in ("events", "nodes", "nodeclaims", "ec2nodeclasses"):
+        for obj in c.of(src)[:2]:
+            c.delete(src, obj)
+            yield f"{src} {obj['metadata']['name']} deleted"
+    for hours in (1, 7):
+        c.now += timedelta(hours=hours)
+        yield f"clock +{hours}h"
+
+
+@pytest.mark.parametrize("name", [s.name for s in list_scenarios()])
+def test_scenario_warm_runs_equal_cold_runs_through_changes(name: str) -> None:
+    sc = load_scenario(name)
+    c = Cluster(sc.all_objects(), sc.reference_time or NOW)
+    c.assert_warm_equals_cold()
+    for what in _mutations(c):
+        c.assert_warm_equals_cold(after=what)
+
+
+def test_fleet_warm_runs_equal_cold_runs_through_random_changes() -> None:
+    # Replicas of a workload share fits by shape: changing one pending replica must not leak to the others.
+    now = datetime(2026, 8, 21, 12, 0, 0, tzinfo=timezone.utc)
+    c = Cluster(Fleet("S", now=now).all_objects(), now)
+    c.assert_warm_equals_cold()
+    for what in _mutations(c):
+        c.assert_warm_equals_cold(after=what)
+    rng = random.Random(7)
+    for _ in range(6):
+        pods = c.of("pods", _is_pending_gpu)
+        for pod in rng.sample(pods, 3):
+            new = copy.deepcopy(pod)
+            new["spec"]["tolerations"] = list(new["spec"].get("tolerations") or ())[1:]
+            c.put("pods", new)
+        c.now += timedelta(seconds=rng.choice((3, 60, 900)))
+        c.assert_warm_equals_cold(after="three pending pods lost a toleration")

@@ -1,22 +1,24 @@
 """One-shot collection for `diagnose`/`bundle`: read each source once, concurrently, into a Snapshot.
 
 For a single target it reads only what that target needs - never a cluster-wide pod list - so
-`gputui diagnose pod/X` stays fast on a 60k-pod cluster.
+`gputui diagnose pod/X` stays fast on a 60k-pod cluster; a pod target reads even less (see
+`gputui.collect_pod`). /version, the target's GET and a pod's first reads start together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
 from diagnostics.model import ObjectRef
-from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState, SourceStatus, utcnow
+from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceStatus, utcnow
 from gputui import ingest
+from gputui.collect_pod import PodReads
 from gputui.kubeapi import Api, ClusterInfo, KubeError, Unauthorized, Unreachable
+from gputui.reads import Merged, freeze, merge, raise_if_unreachable, read
 from gputui.resources import RESOURCES
-from gputui.sources.kube import list_objects, status_for_error
 from gputui.store import Store
 
 
@@ -36,35 +38,54 @@ def _pod_selectors(api: Api, target: ObjectRef | None) -> list[tuple[str | None,
 
 
 def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
-            now: Callable[[], datetime] = utcnow, workers: int = 8, prometheus: Any = None,
-            aws: Any = None) -> Snapshot:
+            now: Callable[[], datetime] = utcnow, workers: int = 16, prometheus: Any = None,
+            aws: Any = None, scoped: bool = False) -> Snapshot:
     """Read the sources for `target` (None = whole cluster). Raises TargetNotFound, Unreachable.
 
     `prometheus` (PrometheusSettings) and `aws` (AwsConfig) are optional sources read alongside the
-    Kubernetes lists; without them their checks are skipped with the reason.
+    Kubernetes lists; without them their checks are skipped with the reason. `scoped`: for a pod,
+    read only the nodes, NodeClaims and events its own findings depend on (`diagnose`; a bundle
+    keeps the whole lists).
     """
     store = Store(clock=now)
     store.cluster = {"context": info.context, "server": info.server}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        version = pool.submit(api.get, "/version", timeout=10)
+        found = pool.submit(_get_target, api, target) if target is not None else None
+        prom_future = pool.submit(_prometheus, prometheus, api, now) if prometheus is not None else None
+        if aws is not None:
+            pool.submit(_preload_aws)  # AWS is read after the lists: import boto3 while they are on their way
+        pod_reads = None
+        if scoped and target is not None and target.kind == "Pod":
+            pod_reads = PodReads(api, target, pool, now)  # starts reading before the GET returns
+        _record_version(store, version)
+        obj = found.result() if found is not None else None
+        if pod_reads is not None and obj is not None:
+            merged, failed, partial = pod_reads.finish(obj)
+        else:  # whole lists (a pod that cannot be read directly too: the lists say why)
+            merged, failed, partial = _collect_lists(api, target, pool, now)
+        if prom_future is not None:
+            facts, prom_status = prom_future.result()
+            store.set_extra("prometheus", facts, prom_status)
+    snap = freeze(store, merged, failed, target, partial)
+    if aws is not None:
+        snap = _with_aws(snap, aws)
+    return snap
+
+
+def _record_version(store: Store, version: Future[Any]) -> None:
     try:
-        version = api.get("/version", timeout=10)
-        store.cluster["version"] = version.get("gitVersion", "") if isinstance(version, dict) else ""
+        answer = version.result()
+        store.cluster["version"] = answer.get("gitVersion", "") if isinstance(answer, dict) else ""
     except KubeError as exc:
         if isinstance(exc, (Unreachable, Unauthorized)):
             raise
         # /version forbidden is unusual but not fatal: the lists will tell.
 
-    if target is not None:
-        _check_target_exists(api, target)
 
-    def read(source: str, namespace: str | None = None, field: str | None = None) -> tuple[str, list[Any] | None,
-                                                                                             SourceStatus | None]:
-        res = RESOURCES[source]
-        try:
-            recs, _rv = list_objects(api, res, namespace=namespace, field_selector=field)
-            return source, recs, None
-        except KubeError as exc:
-            return source, None, status_for_error(res, exc)
-
+def _collect_lists(api: Api, target: ObjectRef | None, pool: ThreadPoolExecutor,
+                   now: Callable[[], datetime]) -> tuple[Merged, dict[str, SourceStatus], tuple[str, ...]]:
+    """Whole lists of every source (pods and events narrowed for a target), then the target's nodes' pods."""
     jobs: list[tuple[str, str | None, str | None]] = []
     for s in KUBE_SOURCES:
         if s == "pods":
@@ -82,49 +103,35 @@ def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
         else:
             jobs.append((s, None, None))
 
-    merged: dict[str, dict[tuple[str | None, str], Any]] = {}
+    merged: Merged = {}
     failed: dict[str, SourceStatus] = {}
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        prom_future = pool.submit(_prometheus, prometheus, api, now) if prometheus is not None else None
-        results = list(pool.map(lambda j: read(*j), jobs))
-        if prom_future is not None:
-            facts, prom_status = prom_future.result()
-            store.set_extra("prometheus", facts, prom_status)
-    unreachable = [st for _s, _r, st in results if st is not None and st.state is SourceState.UNREACHABLE]
-    if unreachable and len(unreachable) == len(results):
-        raise Unreachable(unreachable[0].detail)
-    for source, recs, st in results:
-        if st is not None:
-            failed.setdefault(source, st)
-            continue
-        bucket = merged.setdefault(source, {})
-        for r in recs or ():
-            bucket[_key(source, r)] = r
+    results = list(pool.map(lambda j: read(api, *j), jobs))
+    raise_if_unreachable(results)
+    merge(results, merged, failed)
 
     # Pods on the nodes the target touches (for node checks: device plugin pods, GPUs in use).
     if target is not None and "pods" not in failed:
-        snap0 = _freeze(store, merged, failed, target)
+        snap0 = freeze(Store(clock=now), merged, failed, target)
         from gputui.related import chain
 
         nodes = [r.name for r in chain(snap0, target) if r.kind == "Node"]
         if target.kind == "NodePool":
             nodes += [n.name for n in snap0.index.nodes_by_pool.get(target.name, [])]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            extra = list(pool.map(lambda n: read("pods", None, f"spec.nodeName={n}"), sorted(set(nodes))))
-        for source, recs, st in extra:
-            if st is None:
-                for r in recs or ():
-                    merged.setdefault("pods", {})[_key(source, r)] = r
-    snap = _freeze(store, merged, failed, target)
-    if aws is not None:
-        snap = _with_aws(snap, aws)
-    return snap
+        extra = list(pool.map(lambda n: read(api, "pods", None, f"spec.nodeName={n}"), sorted(set(nodes))))
+        merge((r for r in extra if r[2] is None), merged, failed)
+    return merged, failed, ()
 
 
 def _prometheus(settings: Any, api: Api, now: Callable[[], datetime]) -> tuple[Any, SourceStatus]:
     from gputui.sources.prometheus import collect as collect_prometheus
 
     return collect_prometheus(settings, api, now=now)  # type: ignore[no-any-return]
+
+
+def _preload_aws() -> None:
+    from gputui.sources.aws import preload
+
+    preload()
 
 
 def _with_aws(snap: Snapshot, config: Any) -> Snapshot:
@@ -137,38 +144,13 @@ def _with_aws(snap: Snapshot, config: Any) -> Snapshot:
     return replace(snap, aws=facts, sources={**snap.sources, "aws": status})
 
 
-def _key(source: str, rec: Any) -> tuple[str | None, str]:
-    if source == "namespaces":
-        return (None, rec)
-    return (rec.meta.namespace, rec.meta.name)
-
-
-def _freeze(store: Store, merged: dict[str, dict[tuple[str | None, str], Any]],
-            failed: dict[str, SourceStatus], target: ObjectRef | None) -> Snapshot:
-    for source in KUBE_SOURCES:
-        if source in failed:
-            store.set_status(failed[source])
-        else:
-            store.replace(source, merged.get(source, {}).values())
-    snap = store.snapshot(target=str(target) if target else "cluster")
-    if target is not None:
-        # Pods and events were read for this target only: checks must not conclude "absent" from them.
-        sources = dict(snap.sources)
-        for s in ("pods", "events"):
-            st = sources[s]
-            if st.state.usable:
-                sources[s] = SourceStatus(st.name, st.state, st.detail, st.updated_at, partial=True)
-        from dataclasses import replace
-
-        snap = replace(snap, sources=sources)
-    return snap
-
-
-def _check_target_exists(api: Api, target: ObjectRef) -> None:
+def _get_target(api: Api, target: ObjectRef | None) -> dict[str, Any] | None:
+    """The target as the API returns it; None when it cannot be read directly (403: the lists will tell)."""
+    assert target is not None
     res = {"Pod": RESOURCES["pods"], "Node": RESOURCES["nodes"], "NodeClaim": RESOURCES["nodeclaims"],
            "NodePool": RESOURCES["nodepools"], "EC2NodeClass": RESOURCES["ec2nodeclasses"]}[target.kind]
     try:
-        api.get(res.path(target.namespace, target.name))
+        obj = api.get(res.path(target.namespace, target.name))
     except KubeError as exc:
         if exc.status == 404:
             where = f" in namespace {target.namespace!r}" if target.namespace else ""
@@ -176,8 +158,9 @@ def _check_target_exists(api: Api, target: ObjectRef) -> None:
                 raise TargetNotFound(f"{res.qualified} is not installed in this cluster") from None
             raise TargetNotFound(f'{target.kind.lower()} "{target.name}" not found{where}') from None
         if exc.status == 403:
-            return  # can't read it directly; the lists will say what is forbidden
+            return None  # can't read it directly; the lists will say what is forbidden
         raise
+    return obj if isinstance(obj, dict) else None
 
 
 def snapshot_from_objects(objects: dict[str, list[dict[str, Any]]], *, taken_at: datetime,

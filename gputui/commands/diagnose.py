@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from diagnostics import run as run_checks
 from diagnostics.model import Report
-from diagnostics.registry import RegistryError
+from diagnostics.registry import RegistryError, all_checks
 from gputui import clock
 from gputui.cli import UsageError
 from gputui.exit_codes import ExitCode, for_severity
@@ -38,9 +40,11 @@ def run(args: argparse.Namespace) -> int:
         from gputui.config import aws_config, prometheus_settings
 
         api, info = connect(args)
+        prometheus, aws = prometheus_settings(args), aws_config(args)
         try:
-            snap = collect(api, info, target.ref, now=clock.now, prometheus=prometheus_settings(args),
-                           aws=aws_config(args))
+            with ThreadPoolExecutor(max_workers=1) as background:
+                background.submit(_warm_up, args.output)
+                snap = collect(api, info, target.ref, now=clock.now, prometheus=prometheus, aws=aws, scoped=True)
         except TargetNotFound as exc:
             raise UsageError(str(exc)) from None
         except Unreachable as exc:
@@ -54,6 +58,17 @@ def run(args: argparse.Namespace) -> int:
         report = focus(report, snap, target.ref)
     emit(report, args.output)
     return exit_code(report)
+
+
+def _warm_up(output: str) -> None:
+    """Import the checks and the renderer while the API server answers (a one-shot is mostly imports).
+
+    Nothing else registers checks meanwhile: the diagnostics modules `collect` uses were imported
+    with it, before this runs.
+    """
+    all_checks()
+    for name in ("gputui.output.json",) if output == "json" else ("gputui.output.console", "gputui.output.text"):
+        importlib.import_module(name)
 
 
 def exit_code(report: Report) -> int:

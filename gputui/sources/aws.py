@@ -15,6 +15,7 @@ credentials, a denied permission or an unreachable endpoint is a status, never a
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import threading
@@ -24,12 +25,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
-
-import boto3
-import botocore.exceptions as bex
-import botocore.session
-from botocore.config import Config
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from diagnostics import aws_facts as af
 from diagnostics.aws_facts import (
@@ -50,12 +47,13 @@ from diagnostics.snapshot import Snapshot, SourceState, SourceStatus, utcnow
 from gputui.sources.poller import PollerThread
 from gputui import __version__
 
+if TYPE_CHECKING:
+    import boto3
+    from botocore.config import Config
+
 log = logging.getLogger(__name__)
 
 SOURCE = "aws"
-CLIENT_CONFIG = Config(connect_timeout=3, read_timeout=5, retries={"mode": "standard", "max_attempts": 3},
-                       user_agent_extra=f"gputui/{__version__}")
-"""Short timeouts and standard retries: a dead endpoint costs seconds, never a hang."""
 FILTER_CHUNK = 100
 """Values per EC2 filter (EC2 caps filter values per call; 100 is safely below every cap)."""
 MAX_PAGES = 20
@@ -190,9 +188,31 @@ def detect_region(nodes: Iterable[Node], classes: Iterable[NodeClass] = ()) -> t
     return votes.most_common(1)[0][0], how
 
 
+# --- boto3, imported on first use ----------------------------------------------------------------
+def preload() -> None:
+    """Import boto3 ahead of use: a one-shot does it while it waits for the Kubernetes API.
+
+    boto3 is imported lazily (a tenth of a second or more) so that resolving the AWS settings and
+    importing this module cost nothing until AWS is actually asked.
+    """
+    for name in ("boto3", "botocore.session", "botocore.exceptions"):
+        importlib.import_module(name)
+
+
+@cache
+def client_config() -> Config:
+    """Short timeouts and standard retries: a dead endpoint costs seconds, never a hang."""
+    from botocore.config import Config
+
+    return Config(connect_timeout=3, read_timeout=5, retries={"mode": "standard", "max_attempts": 3},
+                  user_agent_extra=f"gputui/{__version__}")
+
+
 # --- errors ------------------------------------------------------------------------------------------
 def classify(exc: BaseException, operation: str, profile: str | None = None) -> Failure:
     """An exception from boto3 as a source state: what a reader of the status line needs to act."""
+    import botocore.exceptions as bex
+
     login = f"aws sso login --profile {profile}" if profile else "aws sso login"
     if isinstance(exc, bex.ClientError):
         err = exc.response.get("Error") or {}
@@ -515,6 +535,8 @@ class AwsSource:
 
     def _connect(self, detected: str | None, how: str) -> tuple[Any, str, str]:
         """(client, region, how the region was chosen). Raises AwsUnavailable (not configured)."""
+        import botocore.exceptions as bex
+
         cfg = self.config
         if self._client is not None:  # a prepared client (tests, embedding): its region is fixed
             return self._client, str(self._client.meta.region_name), "the client"
@@ -534,7 +556,7 @@ class AwsSource:
                 return self._clients[region], region, region_from
             if session.get_credentials() is None:
                 raise bex.NoCredentialsError()
-            client = session.client("ec2", region_name=region, endpoint_url=cfg.endpoint_url, config=CLIENT_CONFIG)
+            client = session.client("ec2", region_name=region, endpoint_url=cfg.endpoint_url, config=client_config())
         except Exception as exc:  # noqa: BLE001 - classified into a status
             f = classify(exc, "connect", cfg.profile)
             raise AwsUnavailable(SourceStatus(SOURCE, f.state, f.detail)) from None
@@ -552,6 +574,9 @@ def new_session(profile: str | None) -> boto3.Session:
     The loader only caches botocore's JSON models; without sharing, every session re-reads the
     large EC2 model (half a second), which a poller or a test making sessions pays again and again.
     """
+    import boto3
+    import botocore.session
+
     bs = botocore.session.get_session()
     with _shared_lock:
         if "loader" in _shared:

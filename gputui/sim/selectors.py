@@ -103,7 +103,7 @@ def _parse_term(term: str) -> Requirement:
         if token in term:
             key, value = (s.strip() for s in term.split(token, 1))
             if op in ("gt", "lt") and not re.fullmatch(r"-?\d+", value):
-                raise SelectorError(f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer")
+                raise SelectorError("unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer")
             return Requirement(_check_key(key), op, (_check_value(value),))
     if " " in term:
         raise SelectorError(f"unable to parse requirement: found '{term.split()[1]}', expected: in, notin, =, ==, !=, gt, lt")

@@ -417,7 +417,7 @@ class SimServer:
 
             return _json(self.store.update(t.info, t.namespace, t.name, change))
         if ctype not in ("application/merge-patch+json", "application/strategic-merge-patch+json", JSON):
-            raise st.ApiError(415, f"the body of the request was in an unknown format - accepted media types include: "
+            raise st.ApiError(415, "the body of the request was in an unknown format - accepted media types include: "
                                    "application/json-patch+json, application/merge-patch+json, "
                                    "application/strategic-merge-patch+json", "UnsupportedMediaType")
         scope = "status" if t.subresource == "status" else "main"

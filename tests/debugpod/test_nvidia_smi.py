@@ -258,7 +258,7 @@ def test_pasted_noheader_csv_in_gputui_field_order_is_recognised() -> None:
 def test_renamed_and_aliased_fields_map_to_one_name() -> None:
     text = (
         "gpu_name, gpu_uuid, gpu_bus_id, clocks_throttle_reasons.active\n"
-        f"Tesla T4, GPU-1, 00000000:00:1E.0, 0x0000000000000004\n"
+        "Tesla T4, GPU-1, 00000000:00:1E.0, 0x0000000000000004\n"
     )
     gpu = parse(text).gpus[0]
 

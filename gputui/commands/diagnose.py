@@ -83,16 +83,24 @@ def exit_code(report: Report) -> int:
 
 
 def focus(report: Report, snap, ref) -> Report:  # type: ignore[no-untyped-def]
-    """Keep the findings about the target's chain (pod -> claim -> node -> pool -> class) or naming it."""
+    """Keep the findings about the target's chain (pod -> claim -> node -> pool -> class), or that name
+    the target, its claim or its node among the objects they affect.
+
+    A NodePool or EC2NodeClass above the target is shared with many other objects: a finding about
+    another pool's NodeClaim that merely lists the shared class is not about this pod or node (a
+    healthy pod must not exit with another pool's errors). Findings about the pool or class itself
+    are kept, since they are in the chain.
+    """
     from dataclasses import replace
 
     from diagnostics.model import CheckStatus
     from gputui.related import chain
 
     keep = set(chain(snap, ref))
+    own = {x for x in keep if x == ref or x.kind not in ("NodePool", "EC2NodeClass")}
     results = []
     for r in report.results:
-        fs = tuple(f for f in r.findings if f.subject in keep or any(x in keep for x in f.related))
+        fs = tuple(f for f in r.findings if f.subject in keep or any(x in own for x in f.related))
         if r.status is CheckStatus.FAILED and not fs:
             r = replace(r, status=CheckStatus.PASSED, findings=())
         else:

@@ -6,6 +6,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -66,7 +67,7 @@ def check(*, code: str, slug: str, title: str, severity: Severity, requires: tup
             raise RegistryError(f"bad check code {code!r}")
         if not SLUG_RE.match(slug):
             raise RegistryError(f"bad check slug {slug!r}")
-        for other in _REGISTRY.values():
+        for other in list(_REGISTRY.values()):  # another thread may be registering too
             if other.code == code and other.slug != slug:
                 raise RegistryError(f"code {code} used by {other.slug} and {slug}")
         _REGISTRY[slug] = CheckSpec(code, slug, title, severity, requires, fn, fn.__doc__ or "",
@@ -82,19 +83,26 @@ LOAD_ERRORS: dict[str, str] = {}
 check must not take the whole checklist down; the engine reports these as errored."""
 
 
+_load_lock = threading.RLock()
+
+
 def _load() -> None:
+    """Import every check module once; the one-shot path starts this in a background thread."""
     global _loaded
     if _loaded:
         return
-    import diagnostics.checks as pkg
+    with _load_lock:
+        if _loaded:
+            return
+        import diagnostics.checks as pkg
 
-    for mod in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        if not mod.name.startswith("_"):
-            try:
-                importlib.import_module(f"diagnostics.checks.{mod.name}")
-            except Exception as exc:  # noqa: BLE001 - reported as an errored check
-                LOAD_ERRORS[mod.name.replace("_", "-")] = f"{type(exc).__name__}: {exc}"
-    _loaded = True
+        for mod in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+            if not mod.name.startswith("_"):
+                try:
+                    importlib.import_module(f"diagnostics.checks.{mod.name}")
+                except Exception as exc:  # noqa: BLE001 - reported as an errored check
+                    LOAD_ERRORS[mod.name.replace("_", "-")] = f"{type(exc).__name__}: {exc}"
+        _loaded = True
 
 
 def all_checks() -> list[CheckSpec]:

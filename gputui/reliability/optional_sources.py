@@ -29,7 +29,7 @@ EXPECTED_STATE = {"unreachable": "unreachable", "slow": "unreachable", "forbidde
 PROMETHEUS_TIMEOUT = 10.0
 """PrometheusSettings.timeout: a query slower than this is abandoned."""
 AWS_WORST_CASE = 3 + 5 * 3
-"""aws.CLIENT_CONFIG: connect 3 s, read 5 s, 3 attempts (standard retries)."""
+"""aws.client_config(): connect 3 s, read 5 s, 3 attempts (standard retries)."""
 
 
 @dataclass

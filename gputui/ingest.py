@@ -101,11 +101,15 @@ def _map(v: Any) -> Mapping[str, Any]:
     return v if type(v) is dict else _EMPTY
 
 
+_NO_STRINGS: dict[str, str] = {}
+"""Shared by every record without labels/annotations/nodeSelector: records are never mutated."""
+
+
 def _str_map(v: Any) -> dict[str, str]:
     """A string->string map; the parsed dict itself when it already is one (shared, not copied:
     labels of 60k pods are a good share of the cache)."""
-    if type(v) is not dict:
-        return {}
+    if type(v) is not dict or not v:
+        return _NO_STRINGS
     for x in v.values():
         if type(x) is not str:
             return {str(k): _s(x) for k, x in v.items()}

@@ -391,16 +391,16 @@ def event(obj: Obj) -> Event:
             or timestamp(obj.get("eventTime")) or first)
     return Event(
         meta=meta(obj),
-        involved_kind=_s(inv.get("kind")),
+        involved_kind=intern(_s(inv.get("kind"))),
         involved_name=_s(inv.get("name")),
-        involved_namespace=_s(inv.get("namespace")) or None,
-        reason=_s(obj.get("reason")),
+        involved_namespace=intern(_s(inv.get("namespace"))) or None,
+        reason=intern(_s(obj.get("reason"))),
         message=_s(obj.get("message") or obj.get("note")),
-        type=_s(obj.get("type")) or "Normal",
+        type=intern(_s(obj.get("type")) or "Normal"),
         count=count,
         first_seen=first,
         last_seen=last,
-        source=_s(src.get("component") or obj.get("reportingComponent") or obj.get("reportingController")),
+        source=intern(_s(src.get("component") or obj.get("reportingComponent") or obj.get("reportingController"))),
     )
 
 

@@ -176,7 +176,8 @@ _POD_SPEC_KEEP = ("nodeName", "nodeSelector", "tolerations", "priorityClassName"
 _POD_STATUS_KEEP = ("phase", "reason", "message", "nominatedNodeName", "startTime", "hostIP", "podIP",
                     "qosClass")
 _CONTAINER_KEEP = ("name", "image", "resources")
-_NODE_STATUS_DROP = ("images",)
+_NODE_STATUS_DROP = ("images", "conditions")
+"""Conditions live in the record (Node.conditions); a node's raw ones are ~3 KB."""
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
@@ -205,7 +206,7 @@ def project(kind: str, obj: Obj) -> Obj:
 
 def node(raw: Obj) -> Node:
     obj = project("Node", raw)
-    spec, status = _map(obj.get("spec")), _map(obj.get("status"))
+    spec, status = _map(raw.get("spec")), _map(raw.get("status"))
     return Node(
         meta=meta(obj),
         capacity=resources(status.get("capacity")),

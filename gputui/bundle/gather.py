@@ -290,12 +290,12 @@ def _rfc3339(d: datetime | None) -> str | None:
     return d.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if d is not None else None
 
 
-def _with_conditions(pod: Any) -> Obj:
-    """A cached pod's object leaves its conditions to the record (see ingest.pod): put them back."""
-    obj = dict(pod.obj)
+def _with_conditions(rec: Any) -> Obj:
+    """Cached pods and nodes leave their conditions to the record (see ingest): put them back."""
+    obj = dict(rec.obj)
     status = dict(obj.get("status") or {})
     status["conditions"] = [{**c.as_dict(), "lastTransitionTime": _rfc3339(c.last_transition)}
-                            for c in pod.conditions]
+                            for c in rec.conditions]
     obj["status"] = status
     return obj
 
@@ -308,7 +308,7 @@ def from_records(snap: Snapshot, sel: Selection) -> Gathered:
             continue
         wanted = sel.pods if source == "pods" else None
         res = RESOURCES[source]
-        out.objects[source] = [clean(_with_conditions(r) if source == "pods" else dict(r.obj), res)
+        out.objects[source] = [clean(_with_conditions(r) if source in ("pods", "nodes") else dict(r.obj), res)
                                for r in getattr(snap, source)
                                if isinstance(getattr(r, "obj", None), dict)
                                and (wanted is None or key(r.meta.namespace, r.meta.name) in wanted)]

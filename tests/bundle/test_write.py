@@ -213,16 +213,17 @@ def test_tui_export_of_an_offline_snapshot(tmp_path: Path, capsys: pytest.Captur
     assert findings(capsys, "--bundle", str(second)) == findings(capsys, "--bundle", str(first))
     assert manifest(second)["options"]["source"] == "snapshot records"
     assert load_scenario("consolidation-blocked").expect["topFinding"] == result.report.findings[0].check
-    # The cache keeps pod conditions in the record only; the re-export puts them back, ages included.
+    # The cache keeps pod and node conditions in the record only; the re-export puts them back, ages included.
 
-    def conditions(path: Path) -> dict[str, list[tuple[str, str, str]]]:
-        pods = json.loads(members(path)["resources/pods.json"])["items"]
-        return {p["metadata"]["name"]: [(c["type"], c["status"], c.get("lastTransitionTime"))
-                                        for c in p["status"].get("conditions") or []] for p in pods}
+    def conditions(path: Path, source: str) -> dict[str, list[tuple[str, str, str]]]:
+        items = json.loads(members(path)[f"resources/{source}.json"])["items"]
+        return {o["metadata"]["name"]: [(c["type"], c["status"], c.get("lastTransitionTime"))
+                                        for c in o["status"].get("conditions") or []] for o in items}
 
-    again = conditions(second)
-    assert again and any(again.values())
-    assert again == {name: conds for name, conds in conditions(first).items() if name in again}
+    for source in ("pods", "nodes"):
+        again = conditions(second, source)
+        assert again and any(again.values())
+        assert again == {name: conds for name, conds in conditions(first, source).items() if name in again}
 
 
 def test_prometheus_and_aws_evidence_travel_with_the_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -6,10 +6,12 @@ strings, so they are testable without Textual.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from diagnostics.model import ObjectRef, Report, Severity
-from diagnostics.records import accelerator_total
+from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod, accelerator_total
 from diagnostics.snapshot import Snapshot, is_gpu_node, node_should_have_gpus
 from diagnostics.timeutil import human_age, budget_active
 
@@ -30,6 +32,11 @@ class Row:
 
 def _n(v: float) -> str:
     return f"{v:g}"
+
+
+def gpus_text(used: float) -> str:
+    """A node's USED cell: accelerators requested by its pods."""
+    return _n(used)
 
 
 def gpu_model(labels: dict[str, str] | object) -> str:
@@ -55,53 +62,63 @@ def badge(sev: Severity | None) -> str:
     return sev.label
 
 
+def age(now: datetime, when: datetime | None) -> str:
+    """`human_age` of `when` as seen at `now` (a snapshot's `taken_at`)."""
+    return human_age(None if when is None else (now - when).total_seconds())
+
+
+def node_row(n: Node, claim: NodeClaim | None, used: float, now: datetime, sev: Severity | None) -> Row:
+    """One GPU node (the caller checked `is_gpu_node`); `used`: accelerators its pods hold."""
+    cap = accelerator_total(n.capacity)
+    expected = node_should_have_gpus(n, claim)
+    ready = n.ready
+    return Row(n.name, n.ref, (
+        n.name,
+        n.instance_type,
+        gpu_model(n.labels),
+        _n(cap if cap else expected) if cap or not expected else f"{_n(expected)}?",
+        _n(accelerator_total(n.allocatable)),
+        gpus_text(used),
+        n.capacity_type or "-",
+        n.nodepool or "-",
+        n.zone or "-",
+        age(now, n.meta.created),
+        "Ready" if ready else ("NotReady" if ready is False else "Unknown"),
+        badge(sev),
+    ), sev or Severity.OK)
+
+
 def node_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
     idx = snap.index
     worst = worst_by_subject(report)
     rows = []
     for n in sorted(snap.nodes, key=lambda n: n.name):
         claim = idx.nodeclaim_by_node.get(n.name)
-        if not is_gpu_node(n, claim):
-            continue
-        cap = accelerator_total(n.capacity)
-        expected = node_should_have_gpus(n, claim)
-        ready = n.ready
-        sev = worst.get(n.ref)
-        rows.append(Row(n.name, n.ref, (
-            n.name,
-            n.instance_type,
-            gpu_model(n.labels),
-            _n(cap if cap else expected) if cap or not expected else f"{_n(expected)}?",
-            _n(accelerator_total(n.allocatable)),
-            _n(idx.gpus_requested_on(n.name)),
-            n.capacity_type or "-",
-            n.nodepool or "-",
-            n.zone or "-",
-            human_age(snap.age(n.meta.created)),
-            "Ready" if ready else ("NotReady" if ready is False else "Unknown"),
-            badge(sev),
-        ), sev or Severity.OK))
+        if is_gpu_node(n, claim):
+            rows.append(node_row(n, claim, idx.gpus_requested_on(n.name), snap.taken_at, worst.get(n.ref)))
     return rows
+
+
+def claim_row(c: NodeClaim, now: datetime, sev: Severity | None) -> Row:
+    reason = ""
+    for t in ("Launched", "Registered", "Initialized"):
+        cond = c.condition(t)
+        if cond is not None and cond.status != "True":
+            reason = cond.reason + (f": {cond.message}" if cond.message else "")
+            break
+    stage = lifecycle_stage(c)
+    if c.meta.deleting:
+        stage = "Deleting"
+    return Row(c.name, c.ref, (
+        c.name, c.nodepool or "-", c.instance_type or "-", c.capacity_type or "-", c.zone or "-",
+        stage, c.node_name or "-", age(now, c.meta.created), reason[:120],
+    ), sev or Severity.OK)
 
 
 def claim_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
     worst = worst_by_subject(report)
-    rows = []
-    for c in sorted(snap.nodeclaims, key=lambda c: (c.nodepool, c.name)):
-        reason = ""
-        for t in ("Launched", "Registered", "Initialized"):
-            cond = c.condition(t)
-            if cond is not None and cond.status != "True":
-                reason = cond.reason + (f": {cond.message}" if cond.message else "")
-                break
-        stage = lifecycle_stage(c)
-        if c.meta.deleting:
-            stage = "Deleting"
-        rows.append(Row(c.name, c.ref, (
-            c.name, c.nodepool or "-", c.instance_type or "-", c.capacity_type or "-", c.zone or "-",
-            stage, c.node_name or "-", human_age(snap.age(c.meta.created)), reason[:120],
-        ), worst.get(c.ref, Severity.OK)))
-    return rows
+    return [claim_row(c, snap.taken_at, worst.get(c.ref))
+            for c in sorted(snap.nodeclaims, key=lambda c: (c.nodepool, c.name))]
 
 
 def lifecycle_stage(c) -> str:  # type: ignore[no-untyped-def]
@@ -128,10 +145,19 @@ def explained_by(report: Report | None) -> dict[ObjectRef, str]:
 
 def pending_reason(snap: Snapshot, pod, explained: dict[ObjectRef, str]) -> str:  # type: ignore[no-untyped-def]
     """The best one-line reason: a finding about the pod, else the latest scheduling event."""
+    return reason_from(pod, snap.index.events("Pod", pod.name, pod.namespace), explained)
+
+
+SCHEDULING_REASONS = ("FailedScheduling", "Nominated")
+"""The events that explain a pending pod (the latest one wins)."""
+
+
+def reason_from(pod: Pod, events: Sequence[Event], explained: Mapping[ObjectRef, str]) -> str:
+    """`pending_reason` given the pod's events, oldest first (only SCHEDULING_REASONS ones are read)."""
     if pod.ref in explained:
         return explained[pod.ref]
-    for e in reversed(snap.index.events("Pod", pod.name, pod.namespace)):
-        if e.reason in ("FailedScheduling", "Nominated"):
+    for e in reversed(events):
+        if e.reason in SCHEDULING_REASONS:
             return e.message
     cond = pod.condition("PodScheduled")
     if cond is not None and cond.message:
@@ -139,16 +165,21 @@ def pending_reason(snap: Snapshot, pod, explained: dict[ObjectRef, str]) -> str:
     return "waiting for the scheduler"
 
 
+def pending_row(p: Pod, events: Sequence[Event], now: datetime, explained: Mapping[ObjectRef, str],
+                sev: Severity | None) -> Row:
+    """One pending GPU pod; `events`: the pod's events, oldest first."""
+    return Row(f"{p.namespace}/{p.name}", p.ref, (
+        f"{p.namespace}/{p.name}", _n(p.gpus), age(now, p.meta.created),
+        reason_from(p, events, explained)[:200],
+    ), sev or Severity.OK)
+
+
 def pending_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
     worst = worst_by_subject(report)
     explained = explained_by(report)
-    rows = []
-    for p in sorted(snap.index.pending_gpu_pods, key=lambda p: (p.namespace, p.name)):
-        rows.append(Row(f"{p.namespace}/{p.name}", p.ref, (
-            f"{p.namespace}/{p.name}", _n(p.gpus), human_age(snap.age(p.meta.created)),
-            pending_reason(snap, p, explained)[:200],
-        ), worst.get(p.ref, Severity.OK)))
-    return rows
+    idx = snap.index
+    return [pending_row(p, idx.events("Pod", p.name, p.namespace), snap.taken_at, explained, worst.get(p.ref))
+            for p in sorted(idx.pending_gpu_pods, key=lambda p: (p.namespace, p.name))]
 
 
 def bar(used: float, limit: float | None, width: int = 10) -> str:
@@ -160,26 +191,35 @@ def bar(used: float, limit: float | None, width: int = 10) -> str:
 
 
 def budget_now(pool, snap: Snapshot) -> str:  # type: ignore[no-untyped-def]
+    return budget_at(pool, snap.taken_at)
+
+
+def budget_at(pool: NodePool, now: datetime) -> str:
+    """The disruption budgets in force at `now` (scheduled ones only inside their window)."""
     active = []
     for b in pool.budgets:
         if b.schedule:
-            on = budget_active(b.schedule, b.duration, snap.taken_at)
+            on = budget_active(b.schedule, b.duration, now)
             if not on:
                 continue
         active.append(b.nodes + (f" ({','.join(b.reasons)})" if b.reasons else ""))
     return "; ".join(active) or "-"
 
 
+def pool_row(p: NodePool, nodes: int, now: datetime, sev: Severity | None) -> Row:
+    """One NodePool; `nodes`: how many nodes carry its label (when its status has no count)."""
+    used = accelerator_total(p.usage)
+    limit = accelerator_total(p.limits) or None
+    ready = p.condition("Ready")
+    return Row(p.name, p.ref, (
+        p.name, bar(used, limit), _n(p.usage.get("nodes", nodes)),
+        str(p.weight or "-"), f"{p.consolidation_policy} {p.consolidate_after}", budget_at(p, now),
+        ready.status if ready else "?",
+    ), sev or Severity.OK)
+
+
 def pool_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
     worst = worst_by_subject(report)
-    rows = []
-    for p in sorted(snap.nodepools, key=lambda p: (-p.weight, p.name)):
-        used = accelerator_total(p.usage)
-        limit = accelerator_total(p.limits) or None
-        ready = p.condition("Ready")
-        rows.append(Row(p.name, p.ref, (
-            p.name, bar(used, limit), _n(p.usage.get("nodes", len(snap.index.nodes_by_pool.get(p.name, ())))),
-            str(p.weight or "-"), f"{p.consolidation_policy} {p.consolidate_after}", budget_now(p, snap),
-            ready.status if ready else "?",
-        ), worst.get(p.ref, Severity.OK)))
-    return rows
+    by_pool = snap.index.nodes_by_pool
+    return [pool_row(p, len(by_pool.get(p.name, ())), snap.taken_at, worst.get(p.ref))
+            for p in sorted(snap.nodepools, key=lambda p: (-p.weight, p.name))]

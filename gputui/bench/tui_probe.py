@@ -3,9 +3,11 @@
 Runs the real GputuiApp on a real LiveSession under `run_test` (Textual's headless driver still
 composes and renders every frame; it only skips writing to a terminal). Subclasses observe without
 changing behaviour: the overview screen times each `refresh_data` (the UI-thread work of a table
-update), the app notes each SnapshotReady and when the screen was refreshed after it. With
-`--control`, a watch burst follows; each stamped change is matched to the first frame whose
-snapshot contains it (event -> screen), and a 20 ms timer measures how long the UI loop stalls.
+update), the app notes each SnapshotReady and when the screen was refreshed after it, and the
+frame worker's model times each update. With `--control`, a watch burst follows; each stamped
+change is matched to the first frame whose snapshot contains it (event -> screen), and to the
+first frame whose findings were computed from a snapshot that contains it (event -> findings:
+diagnostics run on their own cadence), and a 20 ms timer measures how long the UI loop stalls.
 """
 
 from __future__ import annotations
@@ -28,22 +30,23 @@ TABLES = ("findings", "nodes", "pods", "nodeclaims", "nodepools")
 
 
 def event_to_screen(events: Sequence[Any], frames: Sequence[dict[str, Any]],
-                    t_end: float) -> tuple[dict[str, list[float]], int]:
+                    t_end: float, version: str = "version") -> tuple[dict[str, list[float]], int]:
     """Seconds from each change's emission to the paint of the first frame whose snapshot holds it.
 
     A frame's `version` is the store version its snapshot was cut at (a lower bound of what it
-    shows), so a change applied at version v is on screen in the first frame with version >= v.
-    Returns the latencies with their parts (cache lag; waiting for the next diagnostics run;
-    the run; handing the result to the UI, updating the tables and painting) and how many changes
-    no frame showed by `t_end`: those count in "total" as `t_end - emitted`, a lower bound, so a
-    screen that never caught up reads as slow rather than as no data.
+    shows), so a change applied at version v is on screen in the first frame with version >= v
+    (`version="diag_version"`: the first frame whose findings come from such a snapshot).
+    Returns the latencies with their parts (cache lag; waiting for the frame worker to start; its
+    update of the rows; handing the frame to the UI, updating the tables and painting) and how
+    many changes no frame showed by `t_end`: those count in "total" as `t_end - emitted`, a lower
+    bound, so a screen that never caught up reads as slow rather than as no data.
     """
-    ordered = sorted(frames, key=lambda f: f["version"])
-    parts: dict[str, list[float]] = {"total": [], "cache": [], "wait": [], "diagnose": [], "ui": []}
+    ordered = sorted((f for f in frames if f.get(version) is not None), key=lambda f: f[version])
+    parts: dict[str, list[float]] = {"total": [], "cache": [], "wait": [], "build": [], "ui": []}
     missing = 0
     i = 0
     for e in sorted(events, key=lambda e: e.version):
-        while i < len(ordered) and ordered[i]["version"] < e.version:
+        while i < len(ordered) and ordered[i][version] < e.version:
             i += 1
         if i == len(ordered):
             missing += 1
@@ -52,10 +55,10 @@ def event_to_screen(events: Sequence[Any], frames: Sequence[dict[str, Any]],
         f = ordered[i]
         parts["total"].append(f["painted"] - e.emitted)
         parts["cache"].append(e.applied - e.emitted)
-        if f.get("diag_start") is not None:
-            parts["wait"].append(max(0.0, f["diag_start"] - e.applied))
-            parts["diagnose"].append(f["diag_end"] - f["diag_start"])
-            parts["ui"].append(f["painted"] - f["diag_end"])
+        if f.get("build_start") is not None:
+            parts["wait"].append(max(0.0, f["build_start"] - e.applied))
+            parts["build"].append(f["build_end"] - f["build_start"])
+            parts["ui"].append(f["painted"] - f["build_end"])
     return parts, missing
 
 
@@ -68,22 +71,23 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
     from gputui.live import LiveSession
     from gputui.tui.app import GputuiApp
     from gputui.tui.messages import SnapshotReady
+    from gputui.tui.overview_model import OverviewModel
     from gputui.tui.screens.overview import OverviewScreen
     from gputui.tui.widgets.keyed_table import KeyedTable
-
-    from diagnostics import run as run_checks
 
     t_imported = time.time()
     frames: list[dict[str, Any]] = []
     state: dict[str, Any] = {"current": None, "last_version": -1}
-    diag_times: dict[int, tuple[float, float]] = {}
+    build_times: dict[int, tuple[float, float]] = {}
 
-    def timed_diagnose(snap: Any) -> Any:
-        """The app's own diagnostics, timed (GputuiApp takes the callable as `diagnose=`)."""
-        t0 = time.time()
-        report = run_checks(snap)
-        diag_times[id(snap)] = (t0, time.time())
-        return report
+    class TimedModel(OverviewModel):
+        """The frame worker's model, timed per update (keyed by the frame's snapshot)."""
+
+        def update(self, changes: Any, diagnosis: Any) -> Any:
+            t0 = time.time()
+            frame = super().update(changes, diagnosis)
+            build_times[id(frame.snapshot)] = (t0, time.time())
+            return frame
 
     def painted(frame: dict[str, Any]) -> None:
         frame["painted"] = time.time()
@@ -100,6 +104,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
     class BenchApp(GputuiApp):
         # Textual resolves a relative CSS_PATH against the subclass's file: point at the app's own.
         CSS_PATH = str(Path(inspect.getfile(GputuiApp)).parent / str(GputuiApp.CSS_PATH))
+        MODEL = TimedModel
 
         def get_default_screen(self) -> Any:
             return BenchOverview()
@@ -110,8 +115,12 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
                 return
             state["last_version"] = message.version
             snap = message.snapshot
-            started, ended = diag_times.pop(id(snap), (None, None))
-            frame = {"version": message.version, "received": time.time(), "diag_start": started, "diag_end": ended,
+            started, ended = build_times.pop(id(snap), (None, None))
+            diagnosis = message.frame.diagnosis if message.frame is not None else None
+            frame = {"version": message.version, "received": time.time(), "build_start": started,
+                     "build_end": ended,
+                     "diag_version": diagnosis.version if diagnosis is not None and diagnosis.report is not None
+                     else None,
                      "complete": message.report is not None
                      and all(snap.status(s).state.usable for s in KUBE_SOURCES)}
             state["current"] = frame
@@ -121,7 +130,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
     session = LiveSession(Api(client), info)
     log = WatchLog()
     log.attach(session.store)
-    app = BenchApp(session=session, title="bench", read_only=True, diagnose=timed_diagnose)
+    app = BenchApp(session=session, title="bench", read_only=True)
     width, height = (int(x) for x in args.size.split("x"))
     result: dict[str, Any] = {"t_start": T_START, "t_imported": t_imported}
     async with app.run_test(size=(width, height)) as pilot:
@@ -181,7 +190,9 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
                 st.sort_stats("tottime").print_stats(40)
                 Path(args.profile).write_text(buf.getvalue())
             burst_frames = frames[n0:]
-            parts, unshown = event_to_screen(events, burst_frames, time.time())
+            t_end = time.time()
+            parts, unshown = event_to_screen(events, burst_frames, t_end)
+            findings, not_diagnosed = event_to_screen(events, burst_frames, t_end, "diag_version")
             result["watch"] = {
                 "planned": burst["planned"], "applied": len(events), "unshown": unshown,
                 "server_max_behind": burst["server"].get("max_behind"),
@@ -191,6 +202,8 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
                 "event_to_screen": {**summary_ms(parts["total"]),
                                     "lower_bound": unshown > len(events) / 100},
                 "event_to_screen_parts": {k: summary_ms(v) for k, v in parts.items() if k != "total"},
+                "event_to_findings": {**summary_ms(findings["total"]),
+                                      "lower_bound": not_diagnosed > len(events) / 100},
                 "cache_lag": log.cache_lag(burst["seq0"]),
                 "ui_gap": summary_ms(gaps),
                 "relists": sum(i.relists for i in session.informers) - len(session.informers),

@@ -83,7 +83,7 @@ def export_bundle(app: GputuiApp) -> None:
     if mod is None or not callable(getattr(mod, "write_bundle", None)):
         app.notify("Bundle export is not available yet in this build.", severity="warning")
         return
-    snap, report = app.snapshot, app.report
+    snap, report = app.detail_snapshot, app.report  # the report with the snapshot it was made from
     if snap is None:
         app.notify("Nothing to export yet: still loading.", severity="warning")
         return

@@ -1,9 +1,14 @@
 """GputuiApp: owns the data feed (a LiveSession or a static bundle snapshot) and the refresh loop.
 
-Refresh loop (never blocks the UI): informer threads write the Store; a 0.1 s timer compares
-`store.version` with the last one diagnosed and, when it moved, a thread worker cuts a Snapshot and
-runs the (pure, cheap) diagnostics, then posts SnapshotReady. One worker at a time, so bursts of
-watch events coalesce into at most ~10 renders a second; paused while a modal is open.
+Refresh loop (never blocks the UI): informer threads write the Store; a 0.1 s timer starts two
+independent thread workers, one of each at a time, and both pause while a modal is open:
+- the frame worker, whenever `store.version` moved: reads what changed since its last frame
+  (`Store.changes`), updates only those rows (OverviewModel) and posts SnapshotReady, so a burst
+  of watch events reaches the tables in one poll plus O(changes) work, at most ~10 frames a second;
+- the diagnostics worker, on its own slower cadence (it costs O(cluster) per run): when the
+  version moved (or every RERUN_EVERY), after resting twice as long as its last run took, so the
+  informers and the tables keep the GIL most of the time. Its report reaches the screen with the
+  next frame.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from diagnostics.model import Finding, ObjectRef, Report
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot
 from gputui.exit_codes import ExitCode
 from gputui.live import LiveSession
+from gputui.store import Changes
 from gputui.tui import actions, objects
-from gputui.tui.messages import DiagnosticsFailed, SnapshotReady
+from gputui.tui.messages import DiagnosisDone, DiagnosticsFailed, SnapshotReady
+from gputui.tui.overview_model import Diagnosis, Frame, OverviewModel, store_labels
 from gputui.tui.screens.base import DataScreen
 from gputui.tui.screens.detail import detail_screen
 from gputui.tui.screens.finding import FindingScreen
@@ -40,6 +47,12 @@ from gputui.tui.screens.yaml_view import YamlScreen
 
 RERUN_EVERY = 5.0
 """Seconds between diagnostics runs when nothing changed, so ages and budget windows stay current."""
+FRAME_EVERY = 1.0
+"""Seconds between frames when nothing changed (ages, the status line's `updated` time)."""
+PAINT_WAIT = 1.0
+"""A new frame waits until the last one was painted (the UI sets the pace), at most this long."""
+DIAG_REST = 2.0
+"""After a diagnostics run, wait this many times its duration before the next (a third of the time at most)."""
 
 
 class GputuiApp(App[int]):
@@ -47,6 +60,8 @@ class GputuiApp(App[int]):
 
     CSS_PATH = "gputui.tcss"
     TITLE = "gputui"
+    MODEL: type[OverviewModel] = OverviewModel
+    """What keeps the overview's rows (the TUI benchmark times a subclass)."""
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("question_mark", "help", "Help", show=True),
@@ -71,18 +86,31 @@ class GputuiApp(App[int]):
         self.bundle_time = (bundle_time or snapshot.taken_at) if snapshot is not None else None
         """Set for a static snapshot: the status line then says `bundle from <time>`."""
         self.poll_interval = poll_interval
-        self._last_duration = 0.0
-        """How long the last diagnostics run took (s): the next waits at least that long."""
         self._diagnose = diagnose
         self.snapshot: Snapshot | None = None
+        """The newest snapshot shown (cut with the overview's rows)."""
         self.report: Report | None = None
+        """The newest good report; it comes from `report_snapshot`, usually older than `snapshot`."""
+        self.report_snapshot: Snapshot | None = None
+        self.frame: Frame | None = None
         self.data_version = 0
-        """Bumped for every snapshot shown; screens compare it to know they are behind."""
+        """Bumped for every frame shown; screens compare it to know they are behind."""
         self.diagnose_error = ""
-        self._seen_version = -1
+        self._model = self._new_model()
+        self._diagnosis: Diagnosis | None = None
+        """The newest finished diagnostics run (set by its worker thread)."""
+        self._shown_diagnosis: Diagnosis | None = None
+        self._diagnosed_version = -1
+        self._diag_busy = False
+        self._diag_started = 0.0
+        self._diag_rest_until = 0.0
+        self._rerun = False
+        self._frame_busy = False
+        self._unpainted_since: float | None = None
+        """When the last frame was posted, until the screen painted it."""
+        self._frame_at = 0.0
+        self._framed_diagnosis: Diagnosis | None = None
         self._shown_version = -1
-        self._busy = False
-        self._last_run = 0.0
         if title:
             self.title = f"gputui · {title}"
         if session is not None:
@@ -113,14 +141,24 @@ class GputuiApp(App[int]):
 
     @property
     def settled(self) -> bool:
-        """Every source answered once, the screen shows the newest data and is not fetching (tests,
-        screenshots)."""
-        if self.report is None or self._busy or getattr(self.screen, "busy", False):
+        """Every source answered once, the screen shows the newest data and its diagnosis, and
+        nothing is being fetched (tests, screenshots)."""
+        if (self.report is None or self._diag_busy or self._frame_busy or self._unpainted_since is not None
+                or getattr(self.screen, "busy", False)):
+            return False
+        if self._shown_diagnosis is not self._diagnosis:
             return False
         if self.session is None:
             return True
         store = self.session.store
-        return store.wait_synced(KUBE_SOURCES, 0) and self._shown_version == store.version
+        return (store.wait_synced(KUBE_SOURCES, 0) and self._shown_version == store.version
+                and self._diagnosis is not None and self._diagnosis.version == store.version)
+
+    @property
+    def detail_snapshot(self) -> Snapshot | None:
+        """What detail screens read: the snapshot diagnosed (its index is built, its findings match),
+        or the newest one before diagnostics first ran."""
+        return self.report_snapshot or self.snapshot
 
     # --- refresh loop ---
     @property
@@ -129,33 +167,41 @@ class GputuiApp(App[int]):
         stack = self.screen_stack
         return not stack or isinstance(stack[-1], ModalScreen)
 
+    def _new_model(self) -> OverviewModel:
+        if self.session is not None:
+            return self.MODEL(store_labels(self.session.store))
+        snap = self.static_snapshot
+        return self.MODEL(lambda ref: objects.labels_of(snap, ref) if snap is not None else {})
+
     def _poll(self) -> None:
-        if self._busy or self.paused:
+        if self.paused:
             return
         version = self.session.store.version if self.session is not None else 0
-        since = time.monotonic() - self._last_run
-        if since < self._last_duration:
-            # Adaptive rate: on a big fleet a diagnostics run takes a while; leave at least as much
-            # time again to the informer threads (the GIL) and the UI before the next one.
+        self._schedule_diagnostics(version)
+        self._schedule_frame(version)
+
+    def _schedule_diagnostics(self, version: int) -> None:
+        if self._diag_busy:
             return
-        stale = since > RERUN_EVERY
-        if version != self._seen_version or (stale and self.session is not None):
-            self._seen_version = version
-            self._run_diagnostics(version)
-
-    def _run_diagnostics(self, version: int, forced: bool = False) -> None:
-        self._busy = True
-        self._last_run = time.monotonic()
-        self.diagnose(version, forced)
-
-    def _finished_run(self) -> None:
-        self._last_duration = time.monotonic() - self._last_run
-        self._busy = False
+        forced = self._rerun
+        now = time.monotonic()
+        if not forced:
+            if now < self._diag_rest_until:
+                return
+            stale = self.session is not None and now - self._diag_started > RERUN_EVERY
+            if version == self._diagnosed_version and not stale:
+                return
+        self._rerun = False
+        self._diag_busy = True
+        self._diag_started = now
+        self._diagnosed_version = version
+        self.diagnose(forced)
 
     @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False)
-    def diagnose(self, version: int, forced: bool = False) -> None:
-        """Cut a snapshot and run the checks off the UI thread; the result arrives as a message."""
+    def diagnose(self, forced: bool = False) -> None:
+        """Cut a snapshot and run the checks off the UI thread; the next frame carries the result."""
         try:
+            version = self.session.store.version if self.session is not None else 0
             snap = self.session.snapshot() if self.session is not None else self.static_snapshot
             assert snap is not None
             try:
@@ -163,31 +209,97 @@ class GputuiApp(App[int]):
                 error = ""
             except Exception as exc:  # show the data anyway, with the last good findings and why
                 report, error = None, f"{type(exc).__name__}: {exc}"[:200]
-            self.post_message(SnapshotReady(snap, report, version, forced, error))
+            self._diagnosis = Diagnosis(snap, report, version, forced, error)
+            self.post_message(DiagnosisDone())
         except Exception as exc:
             self.post_message(DiagnosticsFailed(f"{type(exc).__name__}: {exc}"[:200]))
         finally:
-            self._finished_run()
+            took = time.monotonic() - self._diag_started
+            # Adaptive rate: a big fleet's run takes a while; leave twice as much time to the informer
+            # threads (the GIL), the frame worker and the UI before the next one.
+            self._diag_rest_until = time.monotonic() + DIAG_REST * took
+            self._diag_busy = False
 
-    def _refresh_screen(self) -> None:
-        """Tell the visible screen; others catch up when shown. Nothing to do while shutting down."""
+    def on_diagnosis_done(self, _message: DiagnosisDone) -> None:
+        self._poll()
+
+    def _schedule_frame(self, version: int) -> None:
+        if self._frame_busy:
+            return
+        posted = self._unpainted_since
+        if posted is not None and time.monotonic() - posted < PAINT_WAIT:
+            return  # frames faster than the screen paints them would only queue up and be dropped
+        diagnosis = self._diagnosis
+        idle_due = self.session is not None and time.monotonic() - self._frame_at >= FRAME_EVERY
+        if version == self._model.version and diagnosis is self._framed_diagnosis and not idle_due:
+            return
+        self._frame_busy = True
+        self._frame_at = time.monotonic()
+        self.build_frame()
+
+    # No arguments: Textual describes a worker by the repr of its arguments (a whole snapshot's).
+    @work(thread=True, exclusive=True, group="frame", exit_on_error=False)
+    def build_frame(self) -> None:
+        """Bring the overview's rows up to the store's newest version; O(changes) after the first."""
+        try:
+            diagnosis = self._diagnosis
+            model = self._model
+            if self.session is not None:
+                changes = self.session.store.changes(model.version)
+            else:
+                assert self.static_snapshot is not None
+                first = frozenset(KUBE_SOURCES) if model.version < 0 else frozenset()
+                changes = Changes(0, self.static_snapshot, {}, first)
+            announce = diagnosis is not None and diagnosis.forced and diagnosis is not self._framed_diagnosis
+            frame = model.update(changes, diagnosis)
+            self._framed_diagnosis = diagnosis
+            error = diagnosis.error if diagnosis is not None else ""
+            self._unpainted_since = time.monotonic()
+            self.post_message(SnapshotReady(frame.snapshot, frame.report, frame.version, announce, error, frame))
+        except Exception as exc:
+            self._model = self._new_model()  # half-applied changes: start the next frame afresh
+            self.post_message(DiagnosticsFailed(f"{type(exc).__name__}: {exc}"[:200]))
+        finally:
+            self._frame_busy = False
+
+    def _refresh_screen(self, diagnosed: bool = True) -> None:
+        """Tell the visible screen; others catch up when shown. Nothing to do while shutting down.
+
+        Screens that read only the diagnosed snapshot and report (details, findings) redraw when a
+        diagnosis arrives; between diagnoses a frame only updates their status line.
+        """
         stack = self.screen_stack
         if stack and isinstance(stack[-1], DataScreen):
-            stack[-1].refresh_data()
+            top = stack[-1]
+            if diagnosed or top.FOLLOWS_FRAMES:
+                top.refresh_data()
+            else:
+                top.refresh_status()
+
+    def _painted(self) -> None:
+        self._unpainted_since = None
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        self.call_after_refresh(self._painted)
         if message.version < self._shown_version and not message.forced:
             return
+        frame = message.frame
         self._shown_version = message.version
         self.snapshot = message.snapshot
-        if message.report is not None:
-            self.report = message.report
-        self.diagnose_error = message.error
+        self.frame = frame
+        diagnosis = frame.diagnosis if frame is not None else None
+        diagnosed = diagnosis is not self._shown_diagnosis
+        if diagnosed:
+            self._shown_diagnosis = diagnosis
+            self.diagnose_error = message.error
+            if diagnosis is not None and diagnosis.report is not None:
+                self.report = diagnosis.report
+                self.report_snapshot = diagnosis.snapshot
         self.data_version += 1
         version = message.snapshot.cluster.get("version")
         if self.session is not None and version:
             self.sub_title = f"context {self.session.info.context} · {version}"
-        self._refresh_screen()
+        self._refresh_screen(diagnosed)
         if message.forced and message.report is not None:
             n = len(message.report.findings)
             self.notify(f"Diagnostics re-run: {n} finding{'s' if n != 1 else ''}.", timeout=3)
@@ -233,8 +345,9 @@ class GputuiApp(App[int]):
 
     def show_yaml(self, ref: ObjectRef) -> None:
         cached = None
-        if self.snapshot is not None:
-            rec = objects.find(self.snapshot, ref)
+        snap = self.detail_snapshot
+        if snap is not None:
+            rec = objects.find(snap, ref)
             cached = getattr(rec, "obj", None)
         fetch = None
         session = self.session
@@ -293,9 +406,8 @@ class GputuiApp(App[int]):
             self.show_view("findings")
 
     def action_rerun(self) -> None:
-        version = self.session.store.version if self.session is not None else 0
-        self._seen_version = version
-        self._run_diagnostics(version, forced=True)
+        self._rerun = True
+        self._poll()
 
     def action_export(self) -> None:
         actions.export_bundle(self)

@@ -101,11 +101,23 @@ _N = _idx(rows.NODE_COLUMNS, "NAME", "READY", "CAP", "ALLOC", "USED", "GPU", "TY
 def node_cells(row: rows.Row, findings: Sequence[Finding]) -> Cells:
     name, ready, cap, alloc, used, model, itype, ctype, pool, zone, age = (row.cells[i] for i in _N)
     ready_t = Text(ready, style="green" if ready == "Ready" else "bold red")
+    return (_name(name, row.severity), health(findings), ready_t, gpus_cell(cap, alloc, used), Text(model),
+            Text(itype), Text(ctype), Text(pool), Text(zone), Text(age))
+
+
+def gpus_cell(cap: str, alloc: str, used: str) -> Text:
+    """`8/8/6`: capacity, allocatable, requested; red when the node advertises none of its GPUs."""
     gpus = Text(f"{cap}/{alloc}/{used}")
     if alloc in ("0", "") and cap not in ("0", ""):
         gpus.stylize("bold red")
-    return (_name(name, row.severity), health(findings), ready_t, gpus, Text(model), Text(itype), Text(ctype),
-            Text(pool), Text(zone), Text(age))
+    return gpus
+
+
+def with_used(cells: Cells, row: rows.Row) -> Cells:
+    """`node_cells` of a row that differs from the one `cells` were made from only in USED."""
+    i = NODE_COLUMNS.index("GPUS C/A/R")
+    cap, alloc, used = (row.cells[j] for j in _N[2:5])
+    return (*cells[:i], gpus_cell(cap, alloc, used), *cells[i + 1:])
 
 
 CLAIM_COLUMNS = ("NAME", "STAGE", "AGE", "REASON", "NODE", "NODEPOOL", "TYPE", "CAPACITY", "ZONE")

@@ -50,12 +50,15 @@ def test_a_ramp_is_growing_lag_but_a_single_stall_is_not() -> None:
 
 def test_a_change_shows_in_the_first_frame_cut_after_it() -> None:
     ev = [SimpleNamespace(version=v, emitted=0.0, applied=0.01) for v in (3, 5, 9)]
-    frames = [{"version": 4, "painted": 1.0, "diag_start": 0.5, "diag_end": 0.7},
-              {"version": 8, "painted": 2.0, "diag_start": 1.5, "diag_end": 1.7}]
+    frames = [{"version": 4, "painted": 1.0, "build_start": 0.5, "build_end": 0.7, "diag_version": None},
+              {"version": 8, "painted": 2.0, "build_start": 1.5, "build_end": 1.7, "diag_version": 6}]
     parts, missing = event_to_screen(ev, frames, t_end=5.0)
     # The third change (version 9) was never painted: it counts as at least 5 s, not as missing data.
     assert parts["total"] == [1.0, 2.0, 5.0] and missing == 1
-    assert parts["diagnose"] == pytest.approx([0.2, 0.2]) and parts["cache"] == [0.01, 0.01]
+    assert parts["build"] == pytest.approx([0.2, 0.2]) and parts["cache"] == [0.01, 0.01]
+    # Findings: only the second frame carries a diagnosis, of a snapshot with the first two changes.
+    findings, missing = event_to_screen(ev, frames, t_end=5.0, version="diag_version")
+    assert findings["total"] == [2.0, 2.0, 5.0] and missing == 1
 
 
 def test_importtime_output_is_parsed_with_nesting() -> None:

@@ -19,9 +19,14 @@ if TYPE_CHECKING:
 class DataScreen(Screen[None]):
     """A screen that shows the app's latest snapshot/report.
 
-    The app calls `refresh_data()` on the visible screen for every new snapshot; a screen that was
-    covered catches up when it is shown again (`on_screen_resume`), so hidden screens cost nothing.
+    The app calls `refresh_data()` on the visible screen for every new diagnosis (and, when
+    FOLLOWS_FRAMES, for every new frame; otherwise a frame only updates the status line); a screen
+    that was covered catches up when it is shown again (`on_screen_resume`), so hidden screens cost
+    nothing.
     """
+
+    FOLLOWS_FRAMES = False
+    """True for screens that show the newest rows (the overview), not only the diagnosed snapshot."""
 
     BINDINGS = [
         Binding("escape", "back", "Back", show=True),
@@ -54,16 +59,20 @@ class DataScreen(Screen[None]):
 
     def refresh_data(self) -> None:
         app = self.gapp
-        self.data_version = app.data_version
-        # One line of fixed height: no relayout of the whole screen for it on every snapshot.
-        self.query_one(StatusLine).update(status_text(app.snapshot, bundle_time=app.bundle_time,
-                                                      error=app.diagnose_error), layout=False)
+        self.refresh_status()
         if app.snapshot is not None:
             with app.batch_update():
                 self.render_data()
 
+    def refresh_status(self) -> None:
+        app = self.gapp
+        self.data_version = app.data_version
+        # One line of fixed height: no relayout of the whole screen for it on every snapshot.
+        self.query_one(StatusLine).update(status_text(app.snapshot, bundle_time=app.bundle_time,
+                                                      error=app.diagnose_error), layout=False)
+
     def render_data(self) -> None:
-        """Update widgets from `self.gapp.snapshot` / `.report` (never None here)."""
+        """Update widgets from `self.gapp.detail_snapshot` / `.report` (the snapshot is never None here)."""
 
     def selected_ref(self) -> ObjectRef | None:
         """The object under the cursor, for `y` (YAML) and `d` (debug pod)."""

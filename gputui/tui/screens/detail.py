@@ -61,7 +61,7 @@ class DetailScreen(DataScreen):
 
     def render_data(self) -> None:
         app = self.gapp
-        snap, report = app.snapshot, app.report
+        snap, report = app.detail_snapshot, app.report
         assert snap is not None
         rec = objects.find(snap, self.ref)
         mine = report.for_subject(self.ref) if report is not None else []
@@ -132,7 +132,7 @@ class DetailScreen(DataScreen):
         return self.ref
 
     def node_name(self) -> str | None:
-        snap = self.gapp.snapshot
+        snap = self.gapp.detail_snapshot
         if snap is None:
             return None
         from gputui.related import chain

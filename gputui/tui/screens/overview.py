@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -9,13 +11,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable
 
-from diagnostics.model import Finding, ObjectRef, Severity
-from gputui import rows
+from diagnostics.model import Finding, ObjectRef
 from gputui.tui import cells
 from gputui.tui.cells import TableRow
 from gputui.tui.filtering import RowFilter
 from gputui.tui.layout import allocate
-from gputui.tui.objects import labels_of
 from gputui.tui.screens.base import DataScreen
 from gputui.tui.widgets.filter_bar import FilterBar
 from gputui.tui.widgets.keyed_table import KeyedTable, set_height
@@ -30,20 +30,10 @@ TABLES = (
 )
 
 
-def worst_first(data: list[rows.Row], involved: dict[ObjectRef, Severity] | None = None) -> list[rows.Row]:
-    """Rows with findings first (worst first), so a broken node is on screen even at 80x24."""
-    return sorted(data, key=lambda r: -max(r.severity, (involved or {}).get(r.ref, Severity.OK)))
-
-
-def claims_first(data: list[rows.Row], involved: dict[ObjectRef, Severity]) -> list[rows.Row]:
-    """NodeClaims named by findings first, then those not yet ready (mid-launch or failing)."""
-    stage = rows.CLAIM_COLUMNS.index("STAGE")
-    return sorted(data, key=lambda r: (-max(r.severity, involved.get(r.ref, Severity.OK)),
-                                       r.cells[stage] in ("GPU ready", "Ready")))
-
-
 class OverviewScreen(DataScreen):
-    """Every table is keyed; a new snapshot updates changed cells only (see KeyedTable.sync)."""
+    """Every table is keyed; a new frame updates changed cells only (see KeyedTable.sync)."""
+
+    FOLLOWS_FRAMES = True
 
     BINDINGS = [
         Binding("slash", "filter", "Filter", show=True),
@@ -55,8 +45,12 @@ class OverviewScreen(DataScreen):
     def __init__(self) -> None:
         super().__init__(id="overview")
         self.row_filter = RowFilter()
-        self._findings: dict[str, Finding] = {}
+        self._findings: Mapping[str, Finding] = {}
         self._last_table = "findings"
+        self._titles: dict[str, str | Text] = {}
+        """The border title last set on each table: setting one, even to the same text, repaints it."""
+        self._matches: dict[str, dict[str, tuple[TableRow, bool]]] = {}
+        """Per table, per row key: the row last tested against the filter and the verdict."""
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="overview-body"):
@@ -67,47 +61,51 @@ class OverviewScreen(DataScreen):
 
     def on_mount(self) -> None:
         for tid, title, _ in TABLES:
-            self.query_one(f"#{tid}", KeyedTable).border_title = title
+            self.query_one(f"#{tid}", KeyedTable).border_title = self._titles[tid] = title
         super().on_mount()
         self.query_one("#findings", KeyedTable).focus()
 
     # --- data ---
     def render_data(self) -> None:
-        app = self.gapp
-        snap, report = app.snapshot, app.report
-        assert snap is not None
-        by_subject = cells.findings_by_subject(report)
+        """Show the app's newest frame: rows come ready-made (unchanged ones as the same objects,
+        which KeyedTable skips), so this costs O(rows changed), plus O(rows) with a filter on."""
+        frame = self.gapp.frame
+        if frame is None:
+            return
         f = self.row_filter
-
-        def keep(r: TableRow) -> bool:
-            return not f.active or f.matches(r.cells, labels_of(snap, r.ref))
-
-        findings = report.findings if report is not None else []
-        self._findings = dict(zip(cells.finding_keys(findings), findings))
-        data: dict[str, list[TableRow]] = {
-            "findings": [TableRow(k, x.subject, cells.finding_cells(x)) for k, x in self._findings.items()],
-            "nodes": [TableRow(r.key, r.ref, cells.node_cells(r, by_subject.get(r.ref, [])))
-                      for r in worst_first(rows.node_rows(snap, report))],
-            "pods": [TableRow(r.key, r.ref, cells.pending_cells(r)) for r in rows.pending_rows(snap, report)],
-            "nodeclaims": [TableRow(r.key, r.ref, cells.claim_cells(r))
-                           for r in claims_first(rows.claim_rows(snap, report), cells.involvement(report))],
-            "nodepools": [TableRow(r.key, r.ref, cells.pool_cells(r)) for r in rows.pool_rows(snap, report)],
-        }
+        self._findings = frame.findings
         for tid, title, _ in TABLES:
             table = self.query_one(f"#{tid}", KeyedTable)
-            all_rows = data[tid]
-            shown = [r for r in all_rows if keep(r)]
+            all_rows = frame.tables[tid]
+            shown = self._filtered(tid, all_rows, frame.labels) if f.active else all_rows
             table.sync(shown)
-            count = f"{len(shown)} of {len(all_rows)}" if f.active else str(len(all_rows))
             if tid == "findings":
-                title_text = Text.assemble(("Findings", "bold"), " · ", cells.findings_summary(report))
-                if findings:
-                    title_text.append("  (⏎ evidence · f checklist)", style="dim")
-                table.border_title = title_text
+                label: str | Text = frame.findings_title
             else:
-                table.border_title = f"{title} ({count})"
+                count = f"{len(shown)} of {len(all_rows)}" if f.active else str(len(all_rows))
+                label = f"{title} ({count})"
+            if self._titles.get(tid) != label:  # assigning even an equal title repaints the table
+                self._titles[tid] = label
+                table.border_title = label
         self._relayout()
         self.call_after_refresh(self._relayout)
+
+    def _filtered(self, tid: str, rows: Sequence[TableRow],
+                  labels: Callable[[ObjectRef | None], Mapping[str, str]]) -> list[TableRow]:
+        """Rows the filter keeps; a text-only filter's verdict is kept per row object (rows that did
+        not change are the same objects, so a burst costs one test per changed row)."""
+        f = self.row_filter
+        if f.labels:  # labels can change without the row's cells changing: test every row
+            return [r for r in rows if f.matches(r.cells, labels(r.ref))]
+        seen = self._matches.setdefault(tid, {})
+        out = []
+        for r in rows:
+            hit = seen.get(r.key)
+            if hit is None or hit[0] is not r:
+                hit = seen[r.key] = (r, f.matches(r.cells))
+            if hit[1]:
+                out.append(r)
+        return out
 
     def _relayout(self) -> None:
         """Give each table the height its rows need, within the screen (none when one is maximized)."""
@@ -167,7 +165,7 @@ class OverviewScreen(DataScreen):
     def selected_node(self) -> str | None:
         """The node under the cursor, or the node of the selected NodeClaim/pod/finding."""
         ref = self.selected_ref()
-        snap = self.gapp.snapshot
+        snap = self.gapp.detail_snapshot
         if ref is None or snap is None:
             return None
         from gputui.related import chain
@@ -195,6 +193,7 @@ class OverviewScreen(DataScreen):
     @on(FilterBar.FilterChanged)
     def _filter_changed(self, event: FilterBar.FilterChanged) -> None:
         self.row_filter = RowFilter.parse(event.text)
+        self._matches.clear()
         self.refresh_data()
 
     @on(FilterBar.FilterDone)

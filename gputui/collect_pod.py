@@ -187,7 +187,8 @@ class PodReads:
             idx = snap.index
             refs = chain(snap, self.target)
             classes = {r.name for r in refs if r.kind == "EC2NodeClass"}
-            reach = {r.name for r in refs if r.kind == "NodePool"} | pod_scope.pools_using(classes, pools)
+            # Another pool's claim findings only list the shared class, which `focus` does not keep.
+            reach = {r.name for r in refs if r.kind == "NodePool"}
             used = {p.node_class for p in pools if p.name in self.pools | reach}
             failing = {nc.name for nc in snap.ec2nodeclasses if nc.name in used and nodeclass_failing(snap, nc)}
             new = (reach | pod_scope.pools_using(failing, pools)) - self.pools

@@ -5,10 +5,10 @@ NodePool -> EC2NodeClass) and those naming it. On a 5k-node cluster, listing eve
 event for that costs seconds; this module decides the smaller set that yields the same findings:
 
 - Pools of interest: the NodePools any check can tie to the pod - for a pending pod those its
-  scheduling terms do not rule out and those its offering failures name; those of its claims; and
-  once its chain is read, every pool using the chain's EC2NodeClass (claim and pool findings name
-  their class, and the chain holds it) or a failing class of a pool of interest (a class finding
-  names the pending pods waiting on it).
+  scheduling terms do not rule out and those its offering failures name; those of its claims and
+  its chain; and every pool using a failing class of a pool of interest (a class finding names
+  the pending pods waiting on it). Other pools on the chain's class are not read: their claim
+  findings only list the shared class, which `focus` does not count as naming the pod.
 - Nodes: those of the pools of interest, those the pod's nodeSelector/required affinity admit (a
   pending pod: which existing node could take it), and the ones named (its node, nominations).
 - NodeClaims: those of the pools of interest, and the ones named.

@@ -113,12 +113,11 @@ class DemoExtras:
 
 
 def _headless(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from diagnostics import run as run_checks
     from gputui import clock
     from gputui.collect import collect
     from gputui.commands.connect import connect
+    from gputui.output.console import PipeSafeConsole, reader_may_leave
     from gputui.summary import render_summary
 
     from gputui.config import aws_config, prometheus_settings
@@ -126,7 +125,8 @@ def _headless(args: argparse.Namespace) -> int:
     api, info = connect(args)
     snap = collect(api, info, None, now=clock.now, prometheus=prometheus_settings(args), aws=aws_config(args))
     report = run_checks(snap)
-    render_summary(snap, report, Console(width=None if sys.stdout.isatty() else 160))
+    with reader_may_leave():  # `gputui demo --headless | head` is not a failure
+        render_summary(snap, report, PipeSafeConsole(width=None if sys.stdout.isatty() else 160))
     return ExitCode.OK
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from rich.console import Console
 
 
-class _PipeConsole(Console):
+class PipeSafeConsole(Console):
     def on_broken_pipe(self) -> None:
         # Rich's default raises SystemExit(1), which would turn `gputui diagnose | head` into a failure
         # and hide the exit code by severity; let the caller finish quietly instead.
@@ -20,7 +20,7 @@ class _PipeConsole(Console):
 def stdout_console() -> Console:
     """Terminal: colour and wrapping at its width. Piped: no colour codes, no hard wraps (grep-able)."""
     tty = sys.stdout.isatty()
-    return _PipeConsole(soft_wrap=not tty, width=None if tty else 200)
+    return PipeSafeConsole(soft_wrap=not tty, width=None if tty else 200)
 
 
 @contextlib.contextmanager

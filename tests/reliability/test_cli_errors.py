@@ -56,3 +56,15 @@ def test_diagnose_piped_into_head_is_not_an_internal_error(tmp_path: Path) -> No
         proc.wait(timeout=60)
     assert "Traceback" not in err
     assert proc.returncode != ExitCode.INTERNAL
+
+
+def test_headless_demo_piped_into_head_exits_ok() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "gputui", "demo", "--headless"], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert "Traceback" not in err
+    assert proc.returncode == ExitCode.OK

@@ -25,11 +25,11 @@ from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod
 from diagnostics.snapshot import Snapshot, SourceStatus
 from gputui import ingest, pod_scope
 from gputui.kubeapi import Api, KubeError
-from gputui.reads import Merged, Result, freeze, key, merge, raise_if_unreachable, read
+from gputui.reads import Merged, Result, freeze, merge, raise_if_unreachable, read
 from gputui.related import chain
 from gputui.resources import RESOURCES
 from gputui.sources.kube import gc_paused, iter_pages, status_for_error
-from gputui.store import Store
+from gputui.store import Store, key_of
 
 SMALL = ("namespaces", "daemonsets", "pdbs", "runtimeclasses", "nodepools", "ec2nodeclasses")
 NOTHING = f"{pod_scope.NODEPOOL_LABEL},!{pod_scope.NODEPOOL_LABEL}"
@@ -66,7 +66,7 @@ class PodReads:
     def finish(self, obj: dict[str, Any]) -> tuple[Merged, dict[str, SourceStatus], tuple[str, ...]]:
         """Everything for the pod whose object the GET returned: merged records, failures, partial sources."""
         pod = ingest.record("pods", obj)
-        self.merged["pods"] = {key("pods", pod): pod}
+        self.merged["pods"] = {key_of("pods", pod): pod}
         # The biggest read; started only once the pod exists, so a mistyped name fails fast.
         self._others = self.pool.submit(_other_events, self.api)
         node_pods = {pod.node_name: self._submit("pods", f"spec.nodeName={pod.node_name}")} if pod.node_name else {}

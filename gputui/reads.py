@@ -11,9 +11,8 @@ from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState, SourceStat
 from gputui.kubeapi import Api, KubeError, Unreachable
 from gputui.resources import RESOURCES
 from gputui.sources.kube import list_objects, status_for_error
-from gputui.store import Store
+from gputui.store import Key, Store, key_of
 
-Key = tuple[str | None, str]
 Merged = dict[str, dict[Key, Any]]
 Result = tuple[str, list[Any] | None, SourceStatus | None]
 
@@ -38,19 +37,13 @@ def merge(results: Iterable[Result], merged: Merged, failed: dict[str, SourceSta
             continue
         bucket = merged.setdefault(source, {})
         for r in recs or ():
-            bucket[key(source, r)] = r
+            bucket[key_of(source, r)] = r
 
 
 def raise_if_unreachable(results: list[Result]) -> None:
     unreachable = [st for _s, _r, st in results if st is not None and st.state is SourceState.UNREACHABLE]
     if unreachable and len(unreachable) == len(results):
         raise Unreachable(unreachable[0].detail)
-
-
-def key(source: str, rec: Any) -> Key:
-    if source == "namespaces":
-        return (None, rec)
-    return (rec.meta.namespace, rec.meta.name)
 
 
 def freeze(store: Store, merged: Merged, failed: dict[str, SourceStatus], target: ObjectRef | None,

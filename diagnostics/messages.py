@@ -96,6 +96,10 @@ def parse_scheduler_message(text: str) -> SchedulerMessage | None:
 
 # --- Karpenter FailedScheduling -------------------------------------------------------------------
 
+OFFERING_FRAGMENTS = ("no instance type has the required offering", "had a required offering",
+                      "requirements/resources/offering tuple")
+"""Karpenter's FailedScheduling wording (each generation) when no instance type offers the zone/capacity type."""
+
 TAINT = "taint"
 REQUIREMENTS = "requirements"
 NO_INSTANCE_TYPE = "no-instance-type"

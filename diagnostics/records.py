@@ -28,6 +28,12 @@ def is_accelerator(resource: str) -> bool:
     return resource.startswith(ACCELERATOR_PREFIXES)
 
 
+def looks_like_accelerator(name: str) -> bool:
+    """An accelerator by prefix, or a resource name that plainly means one (a typo'd GPU resource)."""
+    low = name.lower()
+    return is_accelerator(name) or "gpu" in low or "neuron" in low
+
+
 def accelerator_total(resources: Resources) -> float:
     """Sum of every accelerator-like resource (GPUs, MIG slices, shared GPUs, Neuron devices)."""
     return sum(v for k, v in resources.items() if is_accelerator(k))

@@ -23,13 +23,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from diagnostics.checks.pod_gpu_request_invalid import looks_like_accelerator
-from diagnostics.checks.spot_capacity_shortage import OFFERING_FRAGMENTS
 from diagnostics.matching import requirement_matches
-from diagnostics.messages import parse_nominated
+from diagnostics.messages import OFFERING_FRAGMENTS, parse_nominated
 from diagnostics.pod_fit import NODEPOOL_LABEL, pod_terms
 from diagnostics.pool_accelerators import KARPENTER_MODELED, max_devices
-from diagnostics.records import Event, NodeClaim, NodePool, Pod, Requirement
+from diagnostics.records import Event, NodeClaim, NodePool, Pod, Requirement, looks_like_accelerator
 
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

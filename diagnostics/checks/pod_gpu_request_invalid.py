@@ -13,7 +13,7 @@ from diagnostics.carry import Generations
 from diagnostics.pool_accelerators import KARPENTER_MODELED, max_devices
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.pod_events import clip
-from diagnostics.records import Event, Pod, is_accelerator
+from diagnostics.records import Event, Pod, looks_like_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import carried
@@ -43,11 +43,6 @@ def quantity(raw: Any) -> Decimal | None:
         return Decimal(m.group(1)) * Decimal(_SUFFIX[m.group(2) or ""])
     except InvalidOperation:
         return None
-
-
-def looks_like_accelerator(name: str) -> bool:
-    low = name.lower()
-    return is_accelerator(name) or "gpu" in low or "neuron" in low
 
 
 @dataclass(frozen=True, slots=True)

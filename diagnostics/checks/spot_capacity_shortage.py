@@ -29,7 +29,7 @@ from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severit
 from diagnostics.nodeclass_health import short
 from diagnostics.records import Event, NodeClaim, NodePool, Pod
 from diagnostics.aws_facts import spot_advice_evidence
-from diagnostics.messages import Nomination, parse_nominated
+from diagnostics.messages import OFFERING_FRAGMENTS, Nomination, parse_nominated
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import carried
@@ -47,8 +47,6 @@ QUOTA_CODES = ("MaxSpotInstanceCountExceeded", "VcpuLimitExceeded", "MaxFleetCou
 IP_CODES = ("InsufficientFreeAddressesInSubnet",)
 SLR_CODE = "AuthFailure.ServiceLinkedRoleCreationNotPermitted"
 UNAVAILABLE = "all requested instance types were unavailable during launch"
-OFFERING_FRAGMENTS = ("no instance type has the required offering", "had a required offering",
-                      "requirements/resources/offering tuple")
 
 # Service Quotas codes: (bucket, capacity type) -> (code, name).
 QUOTAS = {

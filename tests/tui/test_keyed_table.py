@@ -64,3 +64,40 @@ async def test_a_change_of_colour_alone_is_applied() -> None:
         table.sync([TableRow("n", None, (Text("node-1"), Text("Ready", style="bold red")))])
         await pilot.pause()
         assert str(table.get_cell("n", "STATE").style) == "bold red"
+
+
+def screen_lines(table: KeyedTable) -> list[str]:
+    return [table.render_line(y).text.rstrip() for y in range(table.size.height)]
+
+
+async def test_an_updated_cell_is_redrawn_and_the_others_are_reused() -> None:
+    """Rendered cells are cached by value: a change shows at once, unchanged cells are not re-rendered."""
+    app = TableApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.sync([row("a", "ok"), row("b", "ok"), row("c", "ok")])
+        await pilot.pause()
+        assert [ln.split() for ln in screen_lines(table)[1:4]] == [["a", "ok"], ["b", "ok"], ["c", "ok"]]
+
+        rendered: list[object] = []
+        console = app.console
+        real = console.render_lines
+
+        def counting(renderable: object, *args: object, **kwargs: object) -> object:
+            rendered.append(renderable)
+            return real(renderable, *args, **kwargs)  # type: ignore[arg-type]
+
+        console.render_lines = counting  # type: ignore[method-assign]
+        table.sync([row("a", "ok"), row("b", "no"), row("c", "ok")])  # same width: no column resize
+        await pilot.pause()
+        assert [ln.split() for ln in screen_lines(table)[1:4]] == [["a", "ok"], ["b", "no"], ["c", "ok"]]
+        assert len(rendered) == 2  # only b's STATE cell went through Rich again (Styled, then its Text)
+
+        table.sync([row("c", "ok"), row("a", "ok"), row("b", "broken")])  # reordered and wider
+        await pilot.pause()
+        assert [ln.split() for ln in screen_lines(table)[1:4]] == [["c", "ok"], ["a", "ok"], ["b", "broken"]]
+        table.move_cursor(row=2)
+        await pilot.pause()
+        cursor_style = table.get_component_rich_style("datatable--cursor")
+        assert table.render_line(3).text.split() == ["b", "broken"]
+        assert any(seg.style and seg.style.bgcolor == cursor_style.bgcolor for seg in table.render_line(3))

@@ -17,6 +17,8 @@ import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
+from gputui.wide_reads import widen
+
 
 class KubeError(Exception):
     """An API answer gputui turns into a source status or a one-line CLI error."""
@@ -88,7 +90,9 @@ def load(kubeconfig: str | None = None, context: str | None = None) -> tuple[cli
             pass
         info = ClusterInfo("in-cluster", cfg.host, ns)
     cfg.retries = 0  # gputui handles retry and backoff itself; urllib3 retries would hide outages
-    return client.ApiClient(cfg), info
+    api_client = client.ApiClient(cfg)
+    widen(api_client.rest_client.pool_manager)
+    return api_client, info
 
 
 def _first_line(exc: BaseException) -> str:

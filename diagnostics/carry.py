@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -77,7 +77,7 @@ class Carried:
 CARRIED = Carried()
 """Shared by the index and the checks; keys name what is carried (e.g. `("index", "pods")`)."""
 
-_ALL: weakref.WeakSet[Generations[Any]] = weakref.WeakSet()
+_ALL: weakref.WeakSet[Generations[Any] | PerItem[Any, Any, Any]] = weakref.WeakSet()
 
 
 def forget() -> None:
@@ -140,3 +140,97 @@ class Generations(Generic[T]):
     def of(self, epoch: object, record: object, inputs: tuple[object, ...], compute: Callable[[], T]) -> T:
         """Keyed by the identity of `record` (which is held with the entry)."""
         return self.get(epoch, id(record), (record, *inputs), compute)
+
+
+I = TypeVar("I")
+G = TypeVar("G")
+
+
+class _ItemState(Generic[I, G, T]):
+    """What PerItem keeps for one key: the list it mapped, what it was told is fixed, the groups it read."""
+
+    __slots__ = ("items", "fixed", "groups", "entries", "values", "_where", "group_of")
+
+    def __init__(self, items: Sequence[I], fixed: tuple[object, ...], groups: Mapping[G, Any],
+                 entries: list[tuple[tuple[object, ...], T]], values: list[T], group_of: Callable[[I], G],
+                 where: dict[G, list[int]] | None = None) -> None:
+        self.items, self.fixed, self.groups = items, fixed, groups
+        self.entries, self.values, self.group_of, self._where = entries, values, group_of, where
+
+    def where(self) -> dict[G, list[int]]:
+        """The items' positions per group (built once per items list)."""
+        if self._where is None:
+            where: dict[G, list[int]] = {}
+            for i, item in enumerate(self.items):
+                where.setdefault(self.group_of(item), []).append(i)
+            self._where = where
+        return self._where
+
+
+class PerItem(Generic[I, G, T]):
+    """One value per item of a list (the GPU nodes, a pool's nodes), each kept with the inputs it came from.
+
+    For maps over thousands of nodes of which a snapshot changes the pods of a few. Each item belongs to
+    a group (its node name) in `groups` (pods by node). While the items list and `fixed` (everything
+    `inputs_of` reads besides the item and its group) are the same objects as last time, only the
+    items of the groups `changed` names are looked at again: a run costs what changed, not how many
+    nodes there are. Otherwise every item's inputs are compared with what the last list held for it
+    (the first input names the item, e.g. its node record) and only those that differ are computed.
+    One state per `key` (e.g. a NodePool name), for the last list only.
+    """
+
+    def __init__(self) -> None:
+        self._states: dict[object, _ItemState[I, G, T]] = {}
+        _ALL.add(self)
+
+    def forget(self) -> None:
+        self._states = {}
+
+    def values(self, key: object, items: Sequence[I], fixed: tuple[object, ...], groups: Mapping[G, Any],
+               group_of: Callable[[I], G], changed: Callable[[Any], Collection[G]],
+               inputs_of: Callable[[I], tuple[object, ...]], compute: Callable[[I], T],
+               patch: Callable[[I, tuple[object, ...], T], T] | None = None) -> list[T]:
+        """compute(item) for each item, in order (callers must not modify the list).
+
+        `changed(earlier)`: the groups whose members are not the same objects in `earlier` and `groups`
+        (a collection that answers `in` quickly).
+        `patch(item, earlier inputs, earlier value)`: what compute(item) gives, worked out from the value
+        the same item (first input) had with other inputs, e.g. reusing what it derived from pods that stayed.
+        """
+        st = self._states.get(key)
+        if st is not None and st.items is items and same_items(st.fixed, fixed):
+            if st.groups is groups:
+                return st.values
+            entries, values = st.entries, st.values
+            where = st.where()
+            copied = False
+            moved = changed(st.groups)
+            if len(where) < len(moved):
+                moved = [g for g in where if g in moved]
+            for g in moved:
+                for i in where.get(g, ()):
+                    inputs = inputs_of(items[i])
+                    if same_items(entries[i][0], inputs):
+                        continue
+                    if not copied:
+                        entries, values, copied = list(entries), list(values), True
+                    earlier = entries[i]
+                    value = compute(items[i]) if patch is None else patch(items[i], earlier[0], earlier[1])
+                    entries[i] = (inputs, value)
+                    values[i] = value
+            self._states[key] = _ItemState(items, fixed, groups, entries, values, group_of, where)
+            return values
+        before = {id(e[0][0]): e for e in st.entries if e[0]} if st is not None else {}
+        entries = []
+        for item in items:
+            inputs = inputs_of(item)
+            hit = before.get(id(inputs[0])) if inputs else None
+            if hit is not None and same_items(hit[0], inputs):
+                entries.append(hit)
+            elif hit is not None and patch is not None:
+                entries.append((inputs, patch(item, hit[0], hit[1])))
+            else:
+                entries.append((inputs, compute(item)))
+        values = [e[1] for e in entries]
+        self._states[key] = _ItemState(items, fixed, groups, entries, values, group_of)
+        return values

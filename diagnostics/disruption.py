@@ -7,13 +7,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from croniter import croniter
 
+from diagnostics.carry import CARRIED, Generations
 from diagnostics.matching import selector_matches
 from diagnostics.model import Evidence, ObjectRef
 from diagnostics.records import Budget, Event, Node, NodeClaim, NodePool, Pdb, Pod
 from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import memoized
 from diagnostics.timeutil import budget_active, human_age, parse_go_duration
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
@@ -52,19 +55,29 @@ class NodeDisruption:
     """Active (non-terminal) pods bound to the node."""
     blockers: list[Blocker] = field(default_factory=list)
 
-    @property
+    @cached_property
     def workload_pods(self) -> list[Pod]:
-        """Pods Karpenter would have to reschedule (not DaemonSet, not mirror)."""
+        """Pods Karpenter would have to reschedule (not DaemonSet, not mirror). Do not modify (computed once)."""
         return [p for p in self.pods if not p.is_daemonset and not _is_mirror(p)]
 
     @property
     def empty(self) -> bool:
         return not self.workload_pods
 
+    @cached_property
+    def annotated_pods(self) -> list[Pod]:
+        """Pods carrying karpenter.sh/do-not-disrupt (whether it still blocks depends on the time)."""
+        return [p for p in self.pods if DO_NOT_DISRUPT in p.meta.annotations]
+
 
 def _is_mirror(pod: Pod) -> bool:
-    return "kubernetes.io/config.mirror" in pod.meta.annotations or any(
-        o.get("kind") == "Node" for o in pod.meta.owners)
+    meta = pod.meta
+    if "kubernetes.io/config.mirror" in meta.annotations:
+        return True
+    for o in meta.owners:
+        if o.get("kind") == "Node":
+            return True
+    return False
 
 
 def _recent(snap: Snapshot, e: Event) -> bool:
@@ -93,6 +106,19 @@ def do_not_disrupt_state(pod: Pod, now: datetime) -> tuple[bool, str]:
     if now >= until:
         return False, f"{raw} from pod start: elapsed at {stamp} ({human_age((now - until).total_seconds())} ago)"
     return True, f"{raw} from pod start: blocks until {stamp} (in {human_age((until - now).total_seconds())})"
+
+
+def do_not_disrupt_static(pod: Pod) -> bool | None:
+    """do_not_disrupt_state(pod, now)[0] where it does not depend on `now`; None where it does (a duration
+    counted from a known pod start), so callers may carry the answer."""
+    raw = pod.meta.annotations.get(DO_NOT_DISRUPT)
+    if raw is None:
+        return False
+    if raw == "true":
+        return True
+    if parse_go_duration(raw) is None:
+        return False
+    return True if pod.started is None else None
 
 
 def budget_window_end(b: Budget, now: datetime) -> datetime | None:
@@ -125,12 +151,15 @@ def zero_budgets(pool: NodePool, reason: str, now: datetime) -> list[tuple[int, 
 
 
 def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
-    """Every reason found in the snapshot why Karpenter leaves this node alone."""
+    """Every reason found in the snapshot why Karpenter leaves this node alone.
+
+    An idle fleet asks this of hundreds of nodes per run: what reads records only (PDBs) is carried
+    per node, what is the NodePool's alone is worked out once per snapshot.
+    """
     now = snap.taken_at
     node = nd.node
     out: list[Blocker] = []
     seen_pods: set[tuple[str, str]] = set()
-    seen_pdbs: set[str] = set()
 
     # Node annotation: only the exact value "true" blocks.
     if node.meta.annotations.get(DO_NOT_DISRUPT) == "true":
@@ -141,9 +170,9 @@ def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
             (f"kubectl annotate node {node.name} {DO_NOT_DISRUPT}-",), (node.ref,)))
 
     # Pod annotations.
-    for p in nd.pods:
+    for p in nd.annotated_pods:
         blocks, why = do_not_disrupt_state(p, now)
-        if DO_NOT_DISRUPT not in p.meta.annotations or not blocks:
+        if not blocks:
             continue
         seen_pods.add((p.namespace, p.name))
         out.append(Blocker(
@@ -155,63 +184,16 @@ def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
             (f"kubectl annotate pod -n {p.namespace} {p.name} {DO_NOT_DISRUPT}- --overwrite",), (p.ref,)))
 
     # PDBs with no disruptions left that select a pod here.
-    pdbs_by_ns: dict[str, list[Pdb]] = {}
-    for pdb in snap.pdbs:
-        pdbs_by_ns.setdefault(pdb.meta.namespace or "", []).append(pdb)
-    for p in nd.pods:
-        for pdb in pdbs_by_ns.get(p.namespace, ()):
-            if pdb.disruptions_allowed != 0 or not pdb.selector or not selector_matches(pdb.selector, p.meta.labels):
-                continue
-            key = f"{pdb.meta.namespace}/{pdb.meta.name}"
-            if key in seen_pdbs:
-                continue
-            seen_pdbs.add(key)
-            out.append(_pdb_blocker(pdb, p))
+    pdb_blockers, pdb_keys = _PDB_BLOCKERS.get(snap.index, id(nd), (nd, snap.index.sources["pdbs"]),
+                                               lambda: _pdb_blockers(snap, nd))
+    out += pdb_blockers
+    seen_pdbs = set(pdb_keys)
 
     # NodePool-level reasons.
     pool = nd.pool
     if pool is not None:
         reason = "Empty" if nd.empty else "Underutilized"
-        pool_event = next((e for e in reversed(snap.index.events("NodePool", pool.name))
-                           if _recent(snap, e) and (m := _POOL_BUDGET.search(e.message))
-                           and m.group(1) in (None, reason)), None)
-        event_ev = (Evidence.event(pool.ref, pool_event.reason, pool_event.message, pool_event.count,
-                                   snap.age(pool_event.last_seen), type_=pool_event.type),) if pool_event else ()
-        zeros = zero_budgets(pool, reason, now)
-        for n, (i, b, active) in enumerate(zeros):
-            end = budget_window_end(b, now)
-            if active is None:
-                what = (f"budget #{i} nodes={b.nodes} has a schedule Karpenter cannot parse "
-                        f"({b.schedule!r} for {b.duration!r}): fails closed")
-            elif b.schedule:
-                what = (f"budget #{i} nodes={b.nodes} is active now (schedule {b.schedule!r} for {b.duration}"
-                        + (f", until {end.strftime('%Y-%m-%dT%H:%M:%SZ')}" if end else "") + ")")
-            else:
-                what = f"budget #{i} nodes={b.nodes} blocks {reason} disruptions at all times"
-            body = {k: v for k, v in (("nodes", b.nodes), ("schedule", b.schedule), ("duration", b.duration),
-                                      ("reasons", list(b.reasons))) if v}
-            out.append(Blocker(
-                "budget", f"NodePool {pool.name} {what}",
-                (Evidence.field(pool.ref, f"spec.disruption.budgets[{i}]", body,
-                                note=f"applies to reason {reason}; most restrictive active budget wins"),)
-                + (event_ev if n == 0 else ()),
-                "Wait for the window to end, or allow one node at a time for this reason.",
-                (f"kubectl patch nodepool {pool.name} --type json -p "
-                 f"'[{{\"op\":\"replace\",\"path\":\"/spec/disruption/budgets/{i}/nodes\",\"value\":\"1\"}}]'",),
-                (pool.ref,)))
-        if pool_event is not None and not zeros:
-            # No zero budget, yet none allowed: deleting or NotReady nodes use up the pool's budget.
-            out.append(Blocker(
-                "budget", f"NodePool {pool.name}: {pool_event.message}", event_ev,
-                "The budget is used up by nodes already being deleted or NotReady; fix or remove those first, "
-                "or raise the budget.", (f"kubectl get nodes -l karpenter.sh/nodepool={pool.name}",), (pool.ref,)))
-        if pool.consolidate_after.strip() == "Never":
-            out.append(Blocker(
-                "consolidate-never", f"NodePool {pool.name} has consolidateAfter: Never (consolidation disabled)",
-                (Evidence.field(pool.ref, "spec.disruption.consolidateAfter", "Never"),),
-                "Set a consolidateAfter (e.g. 30m for GPU nodes) so idle nodes are removed.",
-                (f"kubectl patch nodepool {pool.name} --type merge -p "
-                 "'{\"spec\":{\"disruption\":{\"consolidateAfter\":\"30m\"}}}'",), (pool.ref,)))
+        out += memoized(snap, ("pool-blockers", id(pool), reason), lambda: _pool_blockers(snap, pool, reason))
         if pool.consolidation_policy == "WhenEmpty" and nd.workload_pods:
             names = [f"{p.namespace}/{p.name}" for p in nd.workload_pods]
             out.append(Blocker(
@@ -239,6 +221,107 @@ def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
     return out
 
 
+_PDB_BLOCKERS: Generations[tuple[list[Blocker], frozenset[str]]] = Generations()
+
+
+def _pdb_blockers(snap: Snapshot, nd: NodeDisruption) -> tuple[list[Blocker], frozenset[str]]:
+    """PDBs with no disruptions left that select a pod on the node (each once), and their namespace/name keys.
+
+    Reads the node's pods and the PDBs only: carried per node while both are the same records.
+    """
+    pdbs_by_ns = CARRIED.get("pdbs-by-namespace", (snap.index.sources["pdbs"],), lambda: _pdbs_by_ns(snap.pdbs))
+    out: list[Blocker] = []
+    seen: set[str] = set()
+    for p in nd.pods:
+        for pdb in pdbs_by_ns.get(p.namespace, ()):
+            if pdb.disruptions_allowed != 0 or not pdb.selector or not selector_matches(pdb.selector, p.meta.labels):
+                continue
+            key = f"{pdb.meta.namespace}/{pdb.meta.name}"
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(_pdb_blocker(pdb, p))
+    return out, frozenset(seen)
+
+
+def _pool_blockers(snap: Snapshot, pool: NodePool, reason: str) -> list[Blocker]:
+    """What stops every node of the pool whose disruption would be for `reason`: a budget allowing none
+    right now (or Karpenter saying the budget is used up), consolidateAfter: Never. Once per snapshot."""
+    now = snap.taken_at
+    out: list[Blocker] = []
+    pool_event = memoized(snap, ("pool-budget-event", pool.name, reason),
+                          lambda: _pool_budget_event(snap, pool.name, reason))
+    event_ev = (Evidence.event(pool.ref, pool_event.reason, pool_event.message, pool_event.count,
+                               snap.age(pool_event.last_seen), type_=pool_event.type),) if pool_event else ()
+    zeros = zero_budgets(pool, reason, now)
+    for n, (i, b, active) in enumerate(zeros):
+        end = budget_window_end(b, now)
+        if active is None:
+            what = (f"budget #{i} nodes={b.nodes} has a schedule Karpenter cannot parse "
+                    f"({b.schedule!r} for {b.duration!r}): fails closed")
+        elif b.schedule:
+            what = (f"budget #{i} nodes={b.nodes} is active now (schedule {b.schedule!r} for {b.duration}"
+                    + (f", until {end.strftime('%Y-%m-%dT%H:%M:%SZ')}" if end else "") + ")")
+        else:
+            what = f"budget #{i} nodes={b.nodes} blocks {reason} disruptions at all times"
+        body = {k: v for k, v in (("nodes", b.nodes), ("schedule", b.schedule), ("duration", b.duration),
+                                  ("reasons", list(b.reasons))) if v}
+        out.append(Blocker(
+            "budget", f"NodePool {pool.name} {what}",
+            (Evidence.field(pool.ref, f"spec.disruption.budgets[{i}]", body,
+                            note=f"applies to reason {reason}; most restrictive active budget wins"),)
+            + (event_ev if n == 0 else ()),
+            "Wait for the window to end, or allow one node at a time for this reason.",
+            (f"kubectl patch nodepool {pool.name} --type json -p "
+             f"'[{{\"op\":\"replace\",\"path\":\"/spec/disruption/budgets/{i}/nodes\",\"value\":\"1\"}}]'",),
+            (pool.ref,)))
+    if pool_event is not None and not zeros:
+        # No zero budget, yet none allowed: deleting or NotReady nodes use up the pool's budget.
+        out.append(Blocker(
+            "budget", f"NodePool {pool.name}: {pool_event.message}", event_ev,
+            "The budget is used up by nodes already being deleted or NotReady; fix or remove those first, "
+            "or raise the budget.", (f"kubectl get nodes -l karpenter.sh/nodepool={pool.name}",), (pool.ref,)))
+    if pool.consolidate_after.strip() == "Never":
+        out.append(Blocker(
+            "consolidate-never", f"NodePool {pool.name} has consolidateAfter: Never (consolidation disabled)",
+            (Evidence.field(pool.ref, "spec.disruption.consolidateAfter", "Never"),),
+            "Set a consolidateAfter (e.g. 30m for GPU nodes) so idle nodes are removed.",
+            (f"kubectl patch nodepool {pool.name} --type merge -p "
+             "'{\"spec\":{\"disruption\":{\"consolidateAfter\":\"30m\"}}}'",), (pool.ref,)))
+    return out
+
+
+def _pool_budget_event(snap: Snapshot, pool: str, reason: str) -> Event | None:
+    """The NodePool's latest recent "no allowed disruptions due to blocking budget" event for `reason`.
+
+    Once per snapshot, pool and reason (every idle node of the pool asks). Events are oldest first (those
+    without a time sort as of `taken_at`), so the walk back stops at the first one too old to count.
+    """
+    events = snap.index.events("NodePool", pool)
+    said = _BUDGET_EVENTS.get(snap.index, (pool, reason), (events,), lambda: [
+        e for e in events if (m := _POOL_BUDGET.search(e.message)) and m.group(1) in (None, reason)])
+    since = snap.taken_at - EVENT_MAX_AGE
+    for e in reversed(said):
+        when = e.last_seen or e.first_seen
+        if when is not None and when < since:
+            return None
+        if _recent(snap, e):
+            return e
+    return None
+
+
+_BUDGET_EVENTS: Generations[list[Event]] = Generations()
+"""A NodePool's blocking-budget events for a reason, oldest first: carried while its events are the same."""
+
+
+def _pdbs_by_ns(pdbs: Sequence[Pdb]) -> dict[str, list[Pdb]]:
+    """PDBs per namespace (carried: every idle node's blockers look them up)."""
+    out: dict[str, list[Pdb]] = {}
+    for pdb in pdbs:
+        out.setdefault(pdb.meta.namespace or "", []).append(pdb)
+    return out
+
+
 def _pdb_blocker(pdb: Pdb, pod: Pod | None) -> Blocker:
     spec = pdb.obj.get("spec") or {}
     patch = ('{"spec":{"minAvailable":null,"maxUnavailable":1}}' if "minAvailable" in spec
@@ -260,7 +343,6 @@ def _pdb_blocker(pdb: Pdb, pod: Pod | None) -> Blocker:
 def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[tuple[str, str]],
                    seen_pdbs: set[str]) -> list[Blocker]:
     """Turn a DisruptionBlocked/Unconsolidatable event into a blocker unless the object check already did."""
-    ev = Evidence.event(e.involved, e.reason, e.message[:300], e.count, snap.age(e.last_seen), type_=e.type)
     msg = e.message.removeprefix("(combined from similar events): ")
     m = _POD_REF.search(msg)
     if m and "do-not-disrupt" in msg:
@@ -272,7 +354,7 @@ def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[
             blocks, _ = do_not_disrupt_state(pod, snap.taken_at)
             if not blocks:
                 return []  # the event is older than the annotation's expiry or removal
-        return [Blocker("pod-annotation", f"pod {ns}/{name} has {DO_NOT_DISRUPT}", (ev,),
+        return [Blocker("pod-annotation", f"pod {ns}/{name} has {DO_NOT_DISRUPT}", (_event_evidence(snap, e),),
                         "Remove the annotation (or delete the pod if its work is done).",
                         (f"kubectl annotate pod -n {ns} {name} {DO_NOT_DISRUPT}- --overwrite",),
                         (ObjectRef("Pod", name, ns),))]
@@ -280,6 +362,7 @@ def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[
     if m and ("pdb" in msg.lower() or "PodDisruptionBudget" in msg):
         keys = [k.strip() for k in (m.group(1) or m.group(2) or "").replace(",", " ").split() if "/" in k]
         out = []
+        ev = _event_evidence(snap, e)
         for key in keys:
             if key in seen_pdbs:
                 continue
@@ -304,8 +387,13 @@ def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[
         return []  # transient states, handled elsewhere (pending pods, GT201/GT303)
     if ("consolidation policy WhenEmpty" in msg or "consolidation disabled" in msg) and nd.pool is not None:
         return []  # the pool's own settings are reported from the spec
-    return [Blocker("unconsolidatable" if e.reason == "Unconsolidatable" else "event", msg[:300], (ev,),
-                    _hint(msg))]
+    return [Blocker("unconsolidatable" if e.reason == "Unconsolidatable" else "event", msg[:300],
+                    (_event_evidence(snap, e),), _hint(msg))]
+
+
+def _event_evidence(snap: Snapshot, e: Event) -> Evidence:
+    """The event as evidence (built only for events that become blockers: most are dismissed)."""
+    return Evidence.event(e.involved, e.reason, e.message[:300], e.count, snap.age(e.last_seen), type_=e.type)
 
 
 def _hint(msg: str) -> str:

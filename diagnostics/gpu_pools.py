@@ -277,6 +277,8 @@ def on_demand_fallbacks(snap: Snapshot, pool: NodePool, pods: Sequence[Pod] = ()
     """
     out = []
     mine = {(t.key, t.value, t.effect) for t in blocking_taints(pool)}
+    # pool_fits_pod reads only what pod_shape holds: one pod per shape answers for its replicas.
+    pods = list({pod_shape(snap, p): p for p in pods}.values())
     for other in snap.nodepools:
         if other.name == pool.name or "on-demand" not in capacity_types(other):
             continue

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from diagnostics.carry import CARRIED
 from diagnostics.gpu_components import DEVICE_PLUGIN_HINTS, device_plugin_daemonsets, pod_of
 from diagnostics.messages import parse_nominated
 from diagnostics.model import ObjectRef
@@ -23,7 +24,6 @@ from diagnostics.records import (
     accelerators,
 )
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
-from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 MESSAGE_LIMIT = 300
@@ -245,9 +245,10 @@ _GENERATED_SUFFIX = re.compile(r"^(?P<pool>.+)-[a-z0-9]{5}$")
 def nominations(snap: Snapshot) -> dict[str, list[Pod]]:
     """Pending pods per NodeClaim name, from Karpenter `Nominated` events ("Pod should schedule on: nodeclaim/X").
 
-    Carried across snapshots while events and pods are unchanged: callers must not modify it.
+    Carried across snapshots while events and the pending pods are unchanged: callers must not modify it.
     """
-    return carried(snap, "nominations", ("events", "pods"), lambda: _nominations(snap))
+    idx = snap.index
+    return CARRIED.get("nominations", (idx.sources["events"], idx.pending), lambda: _nominations(snap))
 
 
 def _nominations(snap: Snapshot) -> dict[str, list[Pod]]:
@@ -267,8 +268,23 @@ def waiting_pods(snap: Snapshot, claim: NodeClaim, nominated: Mapping[str, list[
     """Pending pods that Karpenter or the scheduler expects to land on this claim's node."""
     pods = list(nominated.get(claim.name, ()))
     if claim.node_name:
-        pods += [p for p in snap.index.pending if p.nominated_node == claim.node_name and p not in pods]
+        pods += [p for p in pending_nominated_to(snap, claim.node_name) if p not in pods]
     return pods
+
+
+def pending_nominated_to(snap: Snapshot, node: str) -> list[Pod]:
+    """Pending pods whose status.nominatedNodeName is `node`, in the index's order (do not modify)."""
+    idx = snap.index
+    return CARRIED.get("pending-by-nominated-node", (idx.pending,),
+                       lambda: _by_nominated_node(idx.pending)).get(node, [])
+
+
+def _by_nominated_node(pending: list[Pod]) -> dict[str, list[Pod]]:
+    """Pending pods grouped by status.nominatedNodeName, in order."""
+    out: dict[str, list[Pod]] = {}
+    for p in pending:
+        out.setdefault(p.nominated_node, []).append(p)
+    return out
 
 
 def pool_of_claim_name(snap: Snapshot, name: str) -> str:

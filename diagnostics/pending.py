@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from diagnostics.carry import CARRIED, Generations
+from diagnostics.model import ObjectRef
 from diagnostics.pod_events import PodScheduling, Waiting, scheduling, waiting_on
 from diagnostics.pod_fit import YOUNG_SECONDS, PodFit, fit, ignored_whenever
 from diagnostics.pod_shape import Shape, pod_shape
 from diagnostics.records import Pod
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import memoized
+from diagnostics.workloads import Workload, owner_workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +31,9 @@ class Triage:
     daemonset: bool
     ignored: str | None
     """pod_fit.ignored_whenever: why Karpenter ignores the pod at any time, '' if it does not, None if age decides."""
+    ref: ObjectRef
+    workload: Workload
+    """owner_workload(pod): what to edit (checks group pending pods by it)."""
 
 
 _TRIAGE: Generations[Triage] = Generations()
@@ -46,7 +51,7 @@ def triage(snap: Snapshot) -> list[Triage]:
         def compute() -> Triage:
             sched = scheduling(snap, pod)
             return Triage(pod, sched, waiting_on(snap, pod, sched), pod_shape(snap, pod), pod.is_daemonset,
-                          ignored_whenever(pod))
+                          ignored_whenever(pod), pod.ref, owner_workload(pod))
 
         return _TRIAGE.of(idx, pod, (events, src["nodes"], src["nodeclaims"], events_ok), compute)
 
@@ -63,12 +68,12 @@ def considered(snap: Snapshot, t: Triage) -> bool:
     return age is None or age >= YOUNG_SECONDS
 
 
-def placeable(snap: Snapshot) -> tuple[int, list[tuple[Pod, PodScheduling, PodFit]]]:
+def placeable(snap: Snapshot) -> tuple[int, list[tuple[Triage, PodFit]]]:
     """Pending GPU pods Karpenter considers (how many), and those not already headed to a node, with their fit.
 
     What GT105, GT401 and GT402 each go through; computed once per snapshot for the three.
     """
-    def compute() -> tuple[int, list[tuple[Pod, PodScheduling, PodFit]]]:
+    def compute() -> tuple[int, list[tuple[Triage, PodFit]]]:
         n = 0
         out = []
         for t in triage(snap):
@@ -76,7 +81,7 @@ def placeable(snap: Snapshot) -> tuple[int, list[tuple[Pod, PodScheduling, PodFi
                 continue
             n += 1
             if t.waiting is None:
-                out.append((t.pod, t.sched, fit(snap, t.pod, t.shape)))
+                out.append((t, fit(snap, t.pod, t.shape)))
         return n, out
 
     return memoized(snap, "placeable", compute)

@@ -14,7 +14,7 @@ import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from diagnostics.carry import CARRIED, Generations
+from diagnostics.carry import CARRIED, Generations, PerItem
 from diagnostics.matching import allowed_values, node_matches, requirement_matches
 from diagnostics.model import Evidence, ObjectRef, clip
 from diagnostics.records import (
@@ -496,18 +496,23 @@ def used_by_node(snap: Snapshot) -> dict[str, dict[str, float]]:
     Carried while nodes and pods are unchanged; when some pods change, only their nodes are summed again.
     """
     idx = snap.index
-
-    def compute() -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for n in accelerator_nodes(snap):
-            pods = idx.pods_by_node.get(n.name, ())
-            out[n.name] = _USED.get(idx, n.name, (pods,), lambda: _requested(pods))
-        return out
-
-    return CARRIED.get(("pod-fit", "used-by-node"), (idx.sources["nodes"], idx.sources["pods"]), compute)
+    return CARRIED.get(("pod-fit", "used-by-node"), (idx.sources["nodes"], idx.sources["pods"]),
+                       lambda: {n.name: used for n, used in zip(accelerator_nodes(snap), _used_on(snap))})
 
 
-_USED: Generations[dict[str, float]] = Generations()
+_USED: PerItem[Node, str, dict[str, float]] = PerItem()
+
+
+def _used_on(snap: Snapshot) -> list[dict[str, float]]:
+    """used_by_node as a list in accelerator_nodes' order: only nodes whose pods changed are summed again."""
+    idx = snap.index
+    by_node = idx.pods_by_node
+    return _USED.values(None, accelerator_nodes(snap), (), by_node, _node_name, idx.nodes_with_changed_pods,
+                        lambda n: (n, by_node.get(n.name, ())), lambda n: _requested(by_node.get(n.name, ())))
+
+
+def _node_name(node: Node) -> str:
+    return node.name
 
 
 def _requested(pods: Iterable[Pod]) -> dict[str, float]:
@@ -519,44 +524,101 @@ def _requested(pods: Iterable[Pod]) -> dict[str, float]:
     return used
 
 
-def _free_index(snap: Snapshot) -> tuple[list[Node], dict[str, list[tuple[float, int]]]]:
-    """Per accelerator resource, (free devices, node position) sorted, so candidates are a bisect away.
+@dataclass(frozen=True, slots=True)
+class _FreeIndex:
+    """Per accelerator resource, (free devices, node position) sorted, so candidates are a bisect away."""
+
+    nodes: list[Node]
+    used: list[dict[str, float]]
+    allocatable: list[dict[str, float]]
+    index: dict[str, list[tuple[float, int]]]
+
+
+def _free_index(snap: Snapshot) -> _FreeIndex:
+    """Free accelerators per node, sorted per resource (see _FreeIndex).
 
     Without it every pending pod was checked against every GPU node and its pods: at 1k pending
-    pods x 2k GPU nodes that was a minute per diagnostics run.
+    pods x 2k GPU nodes that was a minute per diagnostics run. When only pods changed, the entries
+    of the nodes whose requests changed are moved; the rest stay as they are.
     """
-    def compute() -> tuple[list[Node], dict[str, list[tuple[float, int]]]]:
+    def compute() -> _FreeIndex:
         nodes = accelerator_nodes(snap)
-        used = used_by_node(snap)
+        used = _used_on(snap)
         allocatable = CARRIED.get(("pod-fit", "accelerators-allocatable"), (snap.index.sources["nodes"],),
                                   lambda: [accelerators(n.allocatable) for n in nodes])
+        before: _FreeIndex | None = CARRIED.previous(("pod-fit", "free-accelerators"))
+        if before is not None and before.nodes is nodes and before.allocatable is allocatable:
+            patched = _patch_free(before, used)
+            if patched is not None:
+                return patched
         index: dict[str, list[tuple[float, int]]] = {}
         for i, n in enumerate(nodes):
             for r, a in allocatable[i].items():
-                index.setdefault(r, []).append((a - used[n.name].get(r, 0.0), i))
+                index.setdefault(r, []).append((a - used[i].get(r, 0.0), i))
         for entries in index.values():
             entries.sort()
-        return nodes, index
+        return _FreeIndex(nodes, used, allocatable, index)
 
     src = snap.index.sources
     return CARRIED.get(("pod-fit", "free-accelerators"), (src["nodes"], src["pods"]), compute)
 
 
-def fit_nodes(snap: Snapshot, pod: Pod) -> list[NodeFit]:
-    """Existing nodes with enough free accelerators for the pod, and what else stops it there."""
+def _patch_free(before: _FreeIndex, used: list[dict[str, float]]) -> _FreeIndex | None:
+    """`before` with the entries of the nodes whose requests changed moved; None if an entry is not found."""
+    if used is before.used:
+        return before
+    index = dict(before.index)
+    copied: set[str] = set()
+    differ = list(map(operator.is_not, before.used, used))
+    i = -1
+    while True:
+        try:
+            i = differ.index(True, i + 1)
+        except ValueError:
+            return _FreeIndex(before.nodes, used, before.allocatable, index)
+        for r, a in before.allocatable[i].items():
+            entries = index[r]
+            if r not in copied:
+                entries = index[r] = list(entries)
+                copied.add(r)
+            old = (a - before.used[i].get(r, 0.0), i)
+            at = bisect.bisect_left(entries, old)
+            if at == len(entries) or entries[at] != old:
+                return None
+            del entries[at]
+            bisect.insort(entries, (a - used[i].get(r, 0.0), i))
+
+
+def fit_nodes(snap: Snapshot, pod: Pod, shape: Shape | None = None) -> list[NodeFit]:
+    """Existing nodes with enough free accelerators for the pod, and what else stops it there.
+
+    `shape`: the pod's pod_shape, to share each node's verdict with the pod's replicas and later snapshots
+    while the node and the pods on it are unchanged (there may be hundreds of candidate nodes).
+    """
     if not snap.status("nodes").state.usable:
         return []
     want = accelerators(pod.requests)
     if not want:
         return []
-    nodes, index = _free_index(snap)
+    free = _free_index(snap)
+    nodes, index = free.nodes, free.index
     candidates: set[int] | None = None
     for res, need in want.items():
         entries = index.get(res, [])
         ids = {i for _free, i in entries[bisect.bisect_left(entries, (need, -1)):]}
         candidates = ids if candidates is None else candidates & ids
-    fits = (fit_node(snap, pod, nodes[i]) for i in sorted(candidates or ()))
+    if shape is None:
+        fits = [fit_node(snap, pod, nodes[i]) for i in sorted(candidates or ())]
+    else:
+        used = used_by_node(snap)
+        idx = snap.index
+        fits = [_NODE_FIT.get(idx, (shape, id(n)), (n, used.get(n.name)), lambda: fit_node(snap, pod, n))
+                for n in (nodes[i] for i in sorted(candidates or ()))]
     return [f for f in fits if f is not None]
+
+
+_NODE_FIT: Generations[NodeFit | None] = Generations()
+"""fit_node by (pod shape, node): it reads the node, the requests on it (used_by_node) and the shape's fields."""
 
 
 _NODE_FITS: Generations[tuple[NodeFit, ...]] = Generations()
@@ -571,7 +633,7 @@ def _node_fits(snap: Snapshot, pod: Pod, shape: Shape) -> tuple[NodeFit, ...]:
         return ()
     src = snap.index.sources
     return _NODE_FITS.get(snap.index, shape, (src["nodes"], src["pods"]),
-                          lambda: tuple(fit_nodes(snap, pod)))
+                          lambda: tuple(fit_nodes(snap, pod, shape)))
 
 
 @dataclass(frozen=True, slots=True)

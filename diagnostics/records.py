@@ -245,11 +245,25 @@ class Pod(_Object):
 
     @property
     def wants_accelerator(self) -> bool:
-        return any(is_accelerator(k) and v > 0 for k, v in {**self.requests, **self.limits}.items())
+        """Some accelerator asked for (a limit overrides the request of the same name).
+
+        Plain loops: checks ask this of every pod on every node a change touches.
+        """
+        limits = self.limits
+        for k, v in limits.items():
+            if k.startswith(ACCELERATOR_PREFIXES) and v > 0:
+                return True
+        for k, v in self.requests.items():
+            if k.startswith(ACCELERATOR_PREFIXES) and k not in limits and v > 0:
+                return True
+        return False
 
     @property
     def is_daemonset(self) -> bool:
-        return any(o.get("kind") == "DaemonSet" for o in self.meta.owners)
+        for o in self.meta.owners:
+            if o.get("kind") == "DaemonSet":
+                return True
+        return False
 
     @property
     def terminal(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
@@ -162,6 +162,7 @@ class Index:
         pods = CARRIED.get(("index", "pods"), (src["pods"],),
                            lambda: build_pods(src["pods"], CARRIED.previous(("index", "pods"))))
         self.pod, self.pods_by_node, self.pending = pods.by_key, pods.by_node, pods.pending
+        self._pods_part = pods
         events = CARRIED.get(("index", "events"), (src["events"],),
                              lambda: build_events(src["events"], CARRIED.previous(("index", "events"))))
         by_object, untimed = events.by_object, events.untimed
@@ -175,6 +176,21 @@ class Index:
     def events(self, kind: str, name: str, namespace: str | None = None) -> list[Event]:
         """Events on one object, oldest first."""
         return self.events_by_object.get((kind, namespace or None, name), _NO_EVENTS)
+
+    def nodes_with_changed_pods(self, earlier: Mapping[str, list[Pod]]) -> Collection[str]:
+        """Nodes whose pod lists differ (as objects) between `earlier`, an earlier index's `pods_by_node`, and this one's.
+
+        Costs what changed when this index's pods were patched from `earlier`'s (the usual case in a live cache).
+        """
+        return self._pods_part.nodes_changed_since(earlier)
+
+    def first_pod(self, key: object, predicate: Callable[[Pod], bool]) -> Pod | None:
+        """The first pod in source order for which `predicate` (a function of the record alone, named by `key`)
+        holds. Carried: when a few pods changed, only they are tested."""
+        part = self._pods_part
+        found = CARRIED.get(("first-pod", key), (part.items,),
+                            lambda: (part.items, part.first_match(CARRIED.previous(("first-pod", key)), predicate)))
+        return None if found[1] is None else part.items[found[1]]
 
     def gpus_requested_on(self, node: str) -> float:
         """Accelerators held by non-terminal pods bound to the node (what the scheduler counts)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timedelta
 
@@ -15,8 +16,14 @@ def parse_go_duration(text: str | None) -> float | None:
     """Seconds in a Go duration (`30m`, `1h30m`, `720h`); None for `Never`, empty or malformed.
 
     Karpenter's consolidateAfter/expireAfter and do-not-disrupt values are Go durations; no
-    Python library parses that grammar, and it is tiny.
+    Python library parses that grammar, and it is tiny. Remembered per text: checks parse the same
+    few values (a NodePool's consolidateAfter) for every node on every run.
     """
+    return _parse_go_duration(text) if isinstance(text, str) else _parse_go_duration.__wrapped__(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_go_duration(text: str | None) -> float | None:
     if not text:
         return None
     s = text.strip()

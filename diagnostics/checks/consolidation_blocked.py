@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
 
-from diagnostics.carry import Generations
+from diagnostics.carry import CARRIED, Generations, PerItem
 from diagnostics.disruption import (
     DO_NOT_DISRUPT,
     NodeDisruption,
@@ -13,8 +15,8 @@ from diagnostics.disruption import (
     gather,
     refs_of,
 )
-from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.records import Condition, Node, NodeClaim, accelerator_total, accelerators
+from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
+from diagnostics.records import Condition, Node, NodeClaim, Pod, accelerator_total, accelerators
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
 from diagnostics.snapshot_memo import carried
@@ -49,52 +51,44 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
                              lambda: _idle_gpu_nodes(snap))
     yield examined
     for node, claim, init, nd in idle:
-        idle_since = (claim.last_pod_event if claim else None) or (init.last_transition if init else None) \
-            or node.meta.created
-        idle_for = snap.age(idle_since)
+        facts = _FACTS.get(snap.index, id(nd), (nd,), lambda: _facts(node, claim, init, nd))
+        idle_for = snap.age(facts.idle_since)
         if idle_for is None:
             continue
-        pool = nd.pool
-        consolidatable = claim.condition("Consolidatable") if claim else None
-        after = parse_go_duration(pool.consolidate_after) if pool else None
+        consolidatable = facts.consolidatable
         if consolidatable is not None and consolidatable.status == "True":
             eligible = True
-        elif after is not None:
-            eligible = idle_for >= after + GRACE_SECONDS
+        elif facts.after is not None:
+            eligible = idle_for >= facts.after + GRACE_SECONDS
         else:
             eligible = idle_for >= UNKNOWN_POOL_IDLE_SECONDS
         if not eligible:
             continue
 
         blockers = blockers_for(snap, nd)
-        gpus = accelerator_total(node.allocatable) or node_should_have_gpus(node, claim)
+        gpus = facts.gpus
         gpu_hours = gpus * idle_for / 3600
+        node_ref, claim_ref = facts.node_ref, facts.claim_ref
         ev: list[Evidence] = [Evidence.field(
-            node.ref, "status.allocatable", accelerators(node.allocatable) or f"{gpus:g} GPU(s) expected",
-            note=f"{gpus:g} GPU(s) idle for {human_age(idle_for)} (~{gpu_hours:.1f} GPU-hours): "
-                 + ("only DaemonSet pods on the node" if nd.empty else
-                    f"{len(nd.workload_pods)} non-DaemonSet pod(s), none requests an accelerator"))]
-        if claim is not None and claim.last_pod_event is not None:
-            ev.append(Evidence.field(claim.ref, "status.lastPodEventTime",
-                                     claim.last_pod_event.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            node_ref, "status.allocatable", facts.allocatable,
+            note=f"{gpus:g} GPU(s) idle for {human_age(idle_for)} (~{gpu_hours:.1f} GPU-hours): " + facts.pods_text)]
+        if facts.last_pod_event is not None:
+            ev.append(Evidence.field(claim_ref, "status.lastPodEventTime", facts.last_pod_event,
                                      note=f"last pod scheduled/removed {human_age(idle_for)} ago"))
         if consolidatable is not None:
-            ev.append(Evidence.condition(claim.ref if claim else node.ref, consolidatable.as_dict(),
+            ev.append(Evidence.condition(claim_ref or node_ref, consolidatable.as_dict(),
                                          snap.age(consolidatable.last_transition)))
-        if pool is not None:
-            ev.append(Evidence.field(pool.ref, "spec.disruption",
-                                     {"consolidationPolicy": pool.consolidation_policy,
-                                      "consolidateAfter": pool.consolidate_after}))
-        for p in nd.pods:
-            if DO_NOT_DISRUPT in p.meta.annotations:
-                blocks, why = do_not_disrupt_state(p, snap.taken_at)
-                if not blocks:
-                    ev.append(Evidence.field(p.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]",
-                                             p.meta.annotations[DO_NOT_DISRUPT], note=f"{why}: no longer blocks"))
+        if facts.pool_evidence is not None:
+            ev.append(facts.pool_evidence)
+        for p in nd.annotated_pods:
+            blocks, why = do_not_disrupt_state(p, snap.taken_at)
+            if not blocks:
+                ev.append(Evidence.field(p.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]",
+                                         p.meta.annotations[DO_NOT_DISRUPT], note=f"{why}: no longer blocks"))
         for b in blockers:
             ev.extend(b.evidence)
 
-        desc = f"{node.name} ({node.instance_type or 'GPU node'}, {gpus:g} GPU) idle {human_age(idle_for)}"
+        desc = f"{facts.desc} idle {human_age(idle_for)}"
         if blockers:
             more = f" (+{len(blockers) - 1} more)" if len(blockers) > 1 else ""
             title = f"{desc} but not consolidated: {blockers[0].summary}{more}"
@@ -111,12 +105,58 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
             texts.append("To remove the node now, delete its NodeClaim (Karpenter drains it, respecting PDBs).")
             commands.append(f"kubectl delete nodeclaim {claim.name}")
         yield Finding(
-            subject=node.ref,
+            subject=node_ref,
             title=title,
             evidence=tuple(ev),
             remediation=Remediation(" ".join([cost, *dict.fromkeys(texts)]), tuple(dict.fromkeys(commands))),
-            related=tuple(r for r in refs_of(blockers) if r != node.ref) + ((claim.ref,) if claim else ()),
+            related=tuple(r for r in refs_of(blockers) if r != node_ref) + ((claim_ref,) if claim_ref else ()),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What a finding on an idle node says whatever the time: worked out once per idle node (its records)."""
+
+    idle_since: datetime | None
+    consolidatable: Condition | None
+    after: float | None
+    """The pool's consolidateAfter in seconds (None: unknown pool or Never)."""
+    gpus: float
+    node_ref: ObjectRef
+    claim_ref: ObjectRef | None
+    allocatable: object
+    """status.allocatable's accelerators, or what the node should have."""
+    pods_text: str
+    last_pod_event: str | None
+    pool_evidence: Evidence | None
+    desc: str
+
+
+_FACTS: Generations[_Facts] = Generations()
+
+
+def _facts(node: Node, claim: NodeClaim | None, init: Condition | None, nd: NodeDisruption) -> _Facts:
+    """The time-independent part of the node's finding (idle nodes stay idle for many runs)."""
+    pool = nd.pool
+    gpus = accelerator_total(node.allocatable) or node_should_have_gpus(node, claim)
+    return _Facts(
+        idle_since=(claim.last_pod_event if claim else None) or (init.last_transition if init else None)
+        or node.meta.created,
+        consolidatable=claim.condition("Consolidatable") if claim else None,
+        after=parse_go_duration(pool.consolidate_after) if pool else None,
+        gpus=gpus,
+        node_ref=node.ref,
+        claim_ref=claim.ref if claim is not None else None,
+        allocatable=accelerators(node.allocatable) or f"{gpus:g} GPU(s) expected",
+        pods_text=("only DaemonSet pods on the node" if nd.empty else
+                   f"{len(nd.workload_pods)} non-DaemonSet pod(s), none requests an accelerator"),
+        last_pod_event=claim.last_pod_event.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if claim is not None and claim.last_pod_event is not None else None,
+        pool_evidence=Evidence.field(pool.ref, "spec.disruption", {"consolidationPolicy": pool.consolidation_policy,
+                                                                   "consolidateAfter": pool.consolidate_after})
+        if pool is not None else None,
+        desc=f"{node.name} ({node.instance_type or 'GPU node'}, {gpus:g} GPU)",
+    )
 
 
 def _idle_gpu_nodes(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, Condition | None,
@@ -124,25 +164,32 @@ def _idle_gpu_nodes(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | N
     """GPU nodes of a NodePool (how many), and those running no GPU pod that nothing else explains.
 
     Reads records only (no ages), so it is carried across snapshots of an unchanged cache; when some
-    records change, only the nodes whose node, NodeClaim, pods or NodePool changed are judged again.
+    records change, only the nodes whose node, NodeClaim, pods or NodePool changed are judged again,
+    and when only pods changed, only the nodes those pods are on are looked at.
     """
     idx = snap.index
-    nominated = {p.nominated_node for p in idx.pending}
-    examined = 0
-    out = []
-    for node, claim in idx.gpu_nodes:
-        if not (node.nodepool or claim):
-            continue
-        examined += 1
+    nodes = CARRIED.get(("gt501", "pool-gpu-nodes"), (idx.gpu_nodes,),
+                        lambda: [(n, c) for n, c in idx.gpu_nodes if n.nodepool or c])
+    by_node = idx.pods_by_node
+
+    def inputs(nc: tuple[Node, NodeClaim | None]) -> tuple[object, ...]:
+        node, claim = nc
         pool = idx.nodepool.get(node.nodepool or (claim.nodepool if claim else ""))
-        pods = idx.pods_by_node.get(node.name, ())
-        idle = _IDLE.of(idx, node, (claim, pods, pool), lambda: _idle(snap, node, claim))
-        if idle is not None and node.name not in nominated:  # else a pending pod is about to land here
-            out.append(idle)
-    return examined, out
+        return node, claim, by_node.get(node.name, ()), pool
+
+    verdicts = _IDLE.values(None, nodes, (idx.nodepool,), by_node, _name_of, idx.nodes_with_changed_pods, inputs,
+                            lambda nc: _idle(snap, *nc))
+    # A node a pending pod is nominated to is not idle: the pod is about to land there.
+    nominated = CARRIED.get(("gt501", "nominated"), (idx.pending,), lambda: {p.nominated_node for p in idx.pending})
+    return len(nodes), [v for v in verdicts if v is not None and v[0].name not in nominated]
 
 
-_IDLE: Generations[tuple[Node, NodeClaim | None, Condition | None, NodeDisruption] | None] = Generations()
+def _name_of(nc: tuple[Node, NodeClaim | None]) -> str:
+    return nc[0].name
+
+
+_IDLE: PerItem[tuple[Node, NodeClaim | None], str,
+               tuple[Node, NodeClaim | None, Condition | None, NodeDisruption] | None] = PerItem()
 
 
 def _idle(snap: Snapshot, node: Node, claim: NodeClaim | None) -> tuple[
@@ -164,7 +211,10 @@ def _idle(snap: Snapshot, node: Node, claim: NodeClaim | None) -> tuple[
 
 def _logs_command(snap: Snapshot, node: str) -> str:
     """`kubectl logs` for the Karpenter controller, in the namespace it actually runs in."""
-    ns = carried(snap, "karpenter-namespace", ("pods",), lambda: next(
-        (p.namespace for p in snap.pods if p.meta.labels.get("app.kubernetes.io/name") == "karpenter"), None))
-    ns = "kube-system" if ns is None else ns
+    pod = snap.index.first_pod("karpenter", _is_karpenter)
+    ns = "kube-system" if pod is None else pod.namespace
     return f"kubectl logs -n {ns} -l app.kubernetes.io/name=karpenter --tail=500 | grep {node}"
+
+
+def _is_karpenter(pod: Pod) -> bool:
+    return pod.meta.labels.get("app.kubernetes.io/name") == "karpenter"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar
 
-from diagnostics.carry import Generations
-from diagnostics.disruption import DO_NOT_DISRUPT, do_not_disrupt_state
+from diagnostics.carry import PerItem
+from diagnostics.disruption import DO_NOT_DISRUPT, do_not_disrupt_state, do_not_disrupt_static
 from diagnostics.gpu_pools import (
     CAPACITY_TYPE,
     blocking_taints,
@@ -28,6 +30,7 @@ from diagnostics.timeutil import human_age
 LONG_RUNNING_SECONDS = 6 * 3600.0
 """A GPU pod running this long has real work to lose when its node goes away."""
 _STATELESS_OWNERS = ("ReplicaSet", "DaemonSet")
+T = TypeVar("T")
 
 
 @check(code="GT502", slug="gpu-nodepool-practices", title="GPU NodePools follow GPU best practices",
@@ -46,9 +49,8 @@ def gpu_nodepool_practices(snap: Snapshot) -> Iterator[Finding | int]:
     use on-demand for training, annotate long jobs `karpenter.sh/do-not-disrupt: "true"` (and
     checkpoint), and add a lower-weight on-demand NodePool next to spot-only GPU pools.
     """
-    for pool in snap.nodepools:
-        if not is_gpu_pool(pool) or pool.meta.deleting:
-            continue
+    for pool in carried(snap, "gt502-gpu-pools", ("nodepools",),
+                        lambda: [p for p in snap.nodepools if is_gpu_pool(p) and not p.meta.deleting]):
         yield 1
         yield from _taint(snap, pool)
         yield from _limits(pool)
@@ -63,8 +65,7 @@ def _taint(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
     ev = [Evidence.field(pool.ref, "spec.template.spec.taints", [str(t) for t in pool.taints] or "none",
                          note="no NoSchedule/NoExecute taint: any pod may schedule on these GPU nodes")]
     cpu_pods = carried(snap, ("gt502-cpu-pods", pool.name), ("nodes", "pods"), lambda: [
-        p for n in snap.index.nodes_by_pool.get(pool.name, ()) for p in snap.index.pods_by_node.get(n.name, ())
-        if not p.terminal and not p.is_daemonset and not p.wants_accelerator])
+        p for pods in _per_node(snap, _CPU_PODS_ON_NODE, pool.name, _cpu_pods, _itself) for p in pods])
     if cpu_pods:
         ev.append(Evidence.field(None, f"pods without GPU requests on NodePool {pool.name} nodes", len(cpu_pods),
                                  note=", ".join(f"{p.namespace}/{p.name}" for p in cpu_pods[:5])))
@@ -133,14 +134,29 @@ def _long_running(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
     consolidates = (pool.consolidation_policy != "WhenEmpty" and pool.consolidate_after.strip() != "Never")
     # age >= LONG_RUNNING_SECONDS, as a datetime comparison (exact, and no age computed per pod).
     cutoff = snap.taken_at - timedelta(seconds=LONG_RUNNING_SECONDS)
-    at_risk: list[tuple[_JobPod, bool]] = []  # (pod, protected by do-not-disrupt)
-    for job in _gpu_job_pods(snap, pool.name):
-        if job.since is None or job.since > cutoff:
-            continue
-        protected = job.annotated and do_not_disrupt_state(job.pod, snap.taken_at)[0]
-        if job.spot or (consolidates and not protected):
-            at_risk.append((job, protected))
-    if not at_risk:
+    head: list[tuple[_JobPod, bool]] = []  # the first ten (pod, protected by do-not-disrupt) at risk
+    count = 0
+    refs: list[tuple[ObjectRef, ...]] = []
+    for n in _pool_jobs(snap, pool.name):
+        if not n.timed and (n.latest is None or n.latest <= cutoff):
+            # Every pod here that can be at risk is old enough, and no protection runs out: as carried.
+            at_risk, at_risk_refs = n.at_risk[consolidates], n.refs[consolidates]
+        else:
+            at_risk = []
+            for job in n.jobs:
+                if job.since is None or job.since > cutoff:
+                    continue
+                protected = job.protected if job.protected is not None else \
+                    do_not_disrupt_state(job.pod, snap.taken_at)[0]
+                if job.spot or (consolidates and not protected):
+                    at_risk.append((job, protected))
+            at_risk_refs = tuple(job.ref for job, _ in at_risk)
+        if at_risk:
+            count += len(at_risk)
+            if len(head) < 10:
+                head += at_risk[:10 - len(head)]
+            refs.append(at_risk_refs)
+    if not count:
         return
 
     def why(job: _JobPod, protected: bool) -> str:
@@ -151,22 +167,22 @@ def _long_running(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
         return (f"running {age} on {job.node.name}, pool consolidates "
                 f"{pool.consolidation_policy}, no {DO_NOT_DISRUPT}")
 
-    shown = [(job.pod, why(job, protected)) for job, protected in at_risk[:10]]
+    shown = [(job.pod, why(job, protected)) for job, protected in head]
     ev = tuple(Evidence.field(p.ref, "status.startTime", p.started.strftime("%Y-%m-%dT%H:%M:%SZ")
                               if p.started else None, note=text) for p, text in shown)
     cmds = [f"kubectl annotate pod -n {p.namespace} {p.name} {DO_NOT_DISRUPT}=true"
             for p, text in shown[:5] if "spot" not in text]
-    first = at_risk[0][0].pod
+    first = head[0][0].pod
     yield Finding(
         subject=pool.ref,
-        title=f"{len(at_risk)} long-running GPU pod(s) on NodePool {pool.name} can be interrupted or consolidated "
+        title=f"{count} long-running GPU pod(s) on NodePool {pool.name} can be interrupted or consolidated "
               f"away: {first.namespace}/{first.name}",
         evidence=ev,
         remediation=Remediation(
             f'Annotate long jobs {DO_NOT_DISRUPT}: "true" in the pod template (blocks consolidation and drift, not '
             "spot interruption or expiry), run them on on-demand capacity, and checkpoint.", tuple(cmds)),
         severity=Severity.WARNING,
-        related=tuple(job.ref for job, _ in at_risk),
+        related=tuple(itertools.chain.from_iterable(refs)),
     )
 
 
@@ -178,29 +194,106 @@ class _JobPod:
     since: datetime | None
     """Started (else created): the age compared with LONG_RUNNING_SECONDS."""
     ref: ObjectRef
-    annotated: bool
-    """Carries karpenter.sh/do-not-disrupt (whether it still protects depends on the time)."""
+    protected: bool | None
+    """Whether karpenter.sh/do-not-disrupt protects it; None when that depends on the time (a duration)."""
 
 
-def _gpu_job_pods(snap: Snapshot, pool: str) -> list[_JobPod]:
+@dataclass(frozen=True, slots=True)
+class _NodeJobs:
+    """A node's running GPU job pods, and who of them is at risk once old enough (when no protection is timed)."""
+
+    jobs: list[_JobPod]
+    timed: bool
+    """Some job's protection depends on the time."""
+    latest: datetime | None
+    """The latest `since` of the jobs that can be at risk."""
+    at_risk: tuple[list[tuple[_JobPod, bool]], list[tuple[_JobPod, bool]]]
+    """(job, protected) at risk once past LONG_RUNNING_SECONDS: if the pool does not, and does, consolidate."""
+    refs: tuple[tuple[ObjectRef, ...], tuple[ObjectRef, ...]]
+    """The refs of `at_risk`'s jobs."""
+
+
+def _node_jobs(jobs: list[_JobPod]) -> _NodeJobs:
+    """What _long_running needs of a node, worked out once per node while its pods are the same."""
+    timed = any(j.protected is None for j in jobs)
+    spot = [(j, bool(j.protected)) for j in jobs if j.since is not None and j.spot]
+    anyway = [(j, bool(j.protected)) for j in jobs if j.since is not None and (j.spot or not j.protected)]
+    latest = max((j.since for j, _ in anyway if j.since is not None), default=None)
+    return _NodeJobs(jobs, timed, latest, (spot, anyway),
+                     (tuple(j.ref for j, _ in spot), tuple(j.ref for j, _ in anyway)))
+
+
+def _pool_jobs(snap: Snapshot, pool: str) -> list[_NodeJobs]:
     """The pool's running GPU pods that are not stateless replicas, node by node.
 
     Reads records only, so it is carried across snapshots of an unchanged cache (ages are checked by
     the caller); when some pods change, only their nodes are gone through again.
     """
     idx = snap.index
+    by_node = idx.pods_by_node
 
-    def compute() -> list[_JobPod]:
-        out: list[_JobPod] = []
-        for node in idx.nodes_by_pool.get(pool, ()):
-            pods = idx.pods_by_node.get(node.name, ())
-            out += _JOBS_ON_NODE.of(idx, node, (pods,), lambda: _jobs_on(node, pods))
-        return out
+    def compute(node: Node) -> _NodeJobs:
+        return _node_jobs(_jobs_on(node, by_node.get(node.name, ())))
 
-    return carried(snap, ("gt502-gpu-job-pods", pool), ("nodes", "pods"), compute)
+    def patch(node: Node, earlier: tuple[object, ...], was: _NodeJobs) -> _NodeJobs:
+        return _node_jobs(_patch_pod_list(node, by_node.get(node.name, ()), earlier[1], was.jobs,  # type: ignore[arg-type]
+                                          _pod_of_job, _jobs_on))
+
+    return _JOBS_ON_NODE.values(pool, idx.nodes_by_pool.get(pool, ()), (), by_node, _name_of,
+                                idx.nodes_with_changed_pods, lambda n: (n, by_node.get(n.name, ())), compute, patch)
 
 
-_JOBS_ON_NODE: Generations[list[_JobPod]] = Generations()
+_JOBS_ON_NODE: PerItem[Node, str, _NodeJobs] = PerItem()
+_CPU_PODS_ON_NODE: PerItem[Node, str, list[Pod]] = PerItem()
+
+
+def _per_node(snap: Snapshot, per_item: PerItem[Node, str, list[T]], pool: str,
+              compute: Callable[[Node, Sequence[Pod]], list[T]],
+              of_pod: Callable[[T], Pod]) -> list[list[T]]:
+    """compute(node, its pods) for each node of the pool, in order; only nodes whose pods changed are done
+    again, and on those only the pods that changed (`of_pod`: the pod an entry stands for)."""
+    idx = snap.index
+    by_node = idx.pods_by_node
+
+    def patch(node: Node, earlier: tuple[object, ...], was: list[T]) -> list[T]:
+        return _patch_pod_list(node, by_node.get(node.name, ()), earlier[1], was, of_pod, compute)  # type: ignore[arg-type]
+
+    return per_item.values(pool, idx.nodes_by_pool.get(pool, ()), (), by_node, _name_of,
+                           idx.nodes_with_changed_pods, lambda n: (n, by_node.get(n.name, ())),
+                           lambda n: compute(n, by_node.get(n.name, ())), patch)
+
+
+def _patch_pod_list(node: Node, pods: Sequence[Pod], earlier: Sequence[Pod], was: list[T], of_pod: Callable[[T], Pod],
+                    compute: Callable[[Node, Sequence[Pod]], list[T]]) -> list[T]:
+    """compute(node, pods), given that it gave `was` for the node's `earlier` pods: only new pods are looked at."""
+    seen = set(map(id, earlier))
+    kept = {id(of_pod(x)): x for x in was}
+    out: list[T] = []
+    for p in pods:
+        if id(p) in seen:
+            x = kept.get(id(p))
+            if x is not None:
+                out.append(x)
+        else:
+            out += compute(node, (p,))
+    return out
+
+
+def _name_of(node: Node) -> str:
+    return node.name
+
+
+def _itself(pod: Pod) -> Pod:
+    return pod
+
+
+def _pod_of_job(job: _JobPod) -> Pod:
+    return job.pod
+
+
+def _cpu_pods(node: Node, pods: Iterable[Pod]) -> list[Pod]:
+    """Pods on the node that want no accelerator (nor are DaemonSet pods): what a GPU taint would keep away."""
+    return [p for p in pods if not p.terminal and not p.is_daemonset and not p.wants_accelerator]
 
 
 def _jobs_on(node: Node, pods: Iterable[Pod]) -> list[_JobPod]:
@@ -211,12 +304,13 @@ def _jobs_on(node: Node, pods: Iterable[Pod]) -> list[_JobPod]:
             continue
         if any(o.get("kind") in _STATELESS_OWNERS for o in p.meta.owners):
             continue  # Deployment replicas: stateless, rescheduling is fine
-        out.append(_JobPod(node, spot, p, p.started or p.meta.created, p.ref, DO_NOT_DISRUPT in p.meta.annotations))
+        out.append(_JobPod(node, spot, p, p.started or p.meta.created, p.ref, do_not_disrupt_static(p)))
     return out
 
 
 def _fallback(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
-    if not spot_only(pool) or on_demand_fallbacks(snap, pool):
+    if not spot_only(pool) or carried(snap, ("gt502-fallbacks", pool.name), ("nodepools",),
+                                      lambda: on_demand_fallbacks(snap, pool)):
         return
     yield Finding(
         subject=pool.ref,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from diagnostics.gpu_components import device_plugin_diagnosis
-from diagnostics.node_health import nominations, waiting_pods
+from diagnostics.node_health import nominations, pending_nominated_to, waiting_pods
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
 from diagnostics.registry import check
@@ -51,7 +51,7 @@ def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
                 ev.append(Evidence.event(node.ref, e.reason, e.message, e.count, snap.age(e.last_seen)))
                 break
         waiting = [p.ref for p in (waiting_pods(snap, claim, nominated) if claim else
-                                   [p for p in idx.pending if p.nominated_node == node.name])]
+                                   pending_nominated_to(snap, node.name))]
         yield Finding(
             subject=node.ref,
             title=f"{node.name} ({node.instance_type or 'GPU node'}) advertises 0 GPUs: {cause}",

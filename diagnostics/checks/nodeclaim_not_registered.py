@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.node_health import claim_age_from, clip, instance_id, nominations, stamp, waiting_pods
-from diagnostics.records import NodeClaim, NodeClass, Pod, accelerator_total
+from diagnostics.records import Condition, NodeClaim, NodeClass, Pod, accelerator_total
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 REGISTRATION_TIMEOUT_SECONDS = 900.0
@@ -37,15 +38,12 @@ def nodeclaim_not_registered(snap: Snapshot) -> Iterator[Finding | int]:
     NVIDIA) that fails to bootstrap on this instance type.
     """
     nominated = nominations(snap) if snap.status("events").state.usable else {}
-    nodes_by_provider = {n.provider_id: n for n in snap.nodes if n.provider_id}
-    for claim in snap.nodeclaims:
-        launched = claim.condition("Launched")
-        if launched is None or launched.status != "True":
-            continue
-        yield 1
-        registered = claim.condition("Registered")
-        if registered is not None and registered.status == "True":
-            continue
+    nodes_by_provider = carried(snap, "nodes-by-provider", ("nodes",),
+                                lambda: {n.provider_id: n for n in snap.nodes if n.provider_id})
+    launched_claims, unregistered = carried(snap, "gt302-unregistered", ("nodeclaims",),
+                                            lambda: _unregistered(snap.nodeclaims))
+    yield launched_claims
+    for claim, registered in unregistered:
         booting, launched_at = claim_age_from(snap, claim, "Launched")
         if booting is not None and booting < REGISTRATION_GRACE_SECONDS:
             continue
@@ -111,6 +109,24 @@ def nodeclaim_not_registered(snap: Snapshot) -> Iterator[Finding | int]:
                       related=tuple(r for r in (pool.ref if pool else None, nodeclass.ref if nodeclass else None,
                                                 node.ref if node else None) if r is not None)
                       + tuple(p.ref for p in waiting))
+
+
+def _unregistered(claims: Iterable[NodeClaim]) -> tuple[int, list[tuple[NodeClaim, Condition | None]]]:
+    """How many claims are Launched=True, and those of them not Registered=True (with that condition).
+
+    Reads NodeClaims only: carried while they are the same records; ages are looked at per snapshot.
+    """
+    launched_claims = 0
+    out: list[tuple[NodeClaim, Condition | None]] = []
+    for claim in claims:
+        launched = claim.condition("Launched")
+        if launched is None or launched.status != "True":
+            continue
+        launched_claims += 1
+        registered = claim.condition("Registered")
+        if registered is None or registered.status != "True":
+            out.append((claim, registered))
+    return launched_claims, out
 
 
 def _ami(nodeclass: NodeClass | None) -> tuple[str, str]:

@@ -34,7 +34,8 @@ def nodepool_gpu_limit_reached(snap: Snapshot) -> Iterator[Finding | int]:
     NodePool for the same GPUs.
     """
     blocked_by: dict[str, list[tuple[Pod, PodScheduling, list[KarpenterFragment]]]] = {}
-    for pod, sched, pf in placeable(snap)[1]:
+    for t, pf in placeable(snap)[1]:
+        pod, sched = t.pod, t.sched
         by_model = _limit_blocked(snap, pf)
         said = [f for f in (sched.karpenter_msg.fragments if sched.karpenter_msg and sched.karpenter_current
                             else ()) if f.kind in (LIMITS, NODE_LIMITS)]

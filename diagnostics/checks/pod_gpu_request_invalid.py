@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from diagnostics.carry import Generations
+from diagnostics.carry import CARRIED
 from diagnostics.pool_accelerators import KARPENTER_MODELED, max_devices
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.pod_events import clip
@@ -118,12 +118,14 @@ def _advertised(snap: Snapshot) -> tuple[dict[str, float], bool]:
     return advertised, aws
 
 
-def _never(snap: Snapshot, pod: Pod) -> list[Problem]:
+def _advertised_carried(snap: Snapshot) -> tuple[dict[str, float], bool]:
+    """_advertised, the same object while nodes and NodePools are (callers key carried data on it)."""
+    return carried(snap, "gt403-advertised", ("nodes", "nodepools"), lambda: _advertised(snap))
+
+
+def _never_given(pod: Pod, advertised: dict[str, float], aws: bool) -> list[Problem]:
     """Requests no node can ever satisfy: unknown resource names, more devices than any instance has."""
-    if not pod.pending or not snap.status("nodes").state.usable:
-        return []
     out: list[Problem] = []
-    advertised, aws = carried(snap, "gt403-advertised", ("nodes", "nodepools"), lambda: _advertised(snap))
     for res, want in sorted(pod.requests.items()):
         if want <= 0 or not looks_like_accelerator(res):
             continue
@@ -157,20 +159,47 @@ def pod_gpu_request_invalid(snap: Snapshot) -> Iterator[Finding | int]:
     To share a GPU use MIG (`nvidia.com/mig-1g.5gb`) or time-slicing, not fractional quantities.
     """
     # Only pods still waiting: a pod that was bound already passed API validation and scheduling.
-    for pod in snap.index.pending:
-        # Per pod record: whether it asks for accelerators, and what the API rejects (carried across snapshots).
-        asks, found = _PER_POD.of(snap.index, pod, (), lambda: _asks_and_problems(pod))
-        if not asks:
-            continue
-        yield 1
-        found = found + _never(snap, pod)
-        if found:
-            yield _pod_finding(pod, found)
+    examined, findings = _pending_findings(snap)
+    yield examined
+    yield from findings
     if snap.status("events").state.usable:
         yield from _rejected_creates(snap)
 
 
-_PER_POD: Generations[tuple[bool, list[Problem]]] = Generations()
+def _pending_findings(snap: Snapshot) -> tuple[int, list[Finding]]:
+    """Pending pods asking for accelerators (how many), and the findings on their requests.
+
+    Reads the pending pods, and the nodes and NodePools (what is advertised), never the time: carried
+    while those are the same, so a run during a burst of changes to bound pods costs nothing here.
+    What each pod's own record says is kept from the last computation for pods that stayed.
+    """
+    idx = snap.index
+    usable = snap.status("nodes").state.usable
+    advertised = _advertised_carried(snap) if usable else None
+    key = "gt403-pending"
+
+    def compute() -> tuple[int, list[Finding], dict[int, tuple[Pod, bool, list[Problem]]]]:
+        before: dict[int, tuple[Pod, bool, list[Problem]]] = (CARRIED.previous(key) or (0, [], {}))[2]
+        per_pod: dict[int, tuple[Pod, bool, list[Problem]]] = {}
+        examined = 0
+        out: list[Finding] = []
+        for pod in idx.pending:
+            hit = before.get(id(pod))
+            if hit is None or hit[0] is not pod:
+                hit = (pod, *_asks_and_problems(pod))
+            per_pod[id(pod)] = hit
+            _, asks, found = hit
+            if not asks:
+                continue
+            examined += 1
+            if advertised is not None and pod.pending:
+                found = found + _never_given(pod, *advertised)
+            if found:
+                out.append(_pod_finding(pod, found))
+        return examined, out, per_pod
+
+    examined, findings, _ = CARRIED.get(key, (idx.pending, advertised), compute)
+    return examined, findings
 
 
 def _asks_and_problems(pod: Pod) -> tuple[bool, list[Problem]]:

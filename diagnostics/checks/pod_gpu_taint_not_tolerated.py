@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from diagnostics.carry import Generations
 from diagnostics.messages import TAINT as K_TAINT
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.pending import placeable
 from diagnostics.pod_events import PodScheduling, event_evidence, events_note
-from diagnostics.pod_fit import NodeFit, PoolFit, accel_text
+from diagnostics.pod_fit import NodeFit, PodFit, PoolFit, accel_text
 from diagnostics.records import Pod, Taint
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
@@ -31,6 +32,9 @@ class _Group:
     taints: list[Taint] = field(default_factory=list)
     sched: PodScheduling = field(default_factory=PodScheduling)
     workload: Workload | None = None
+    node_refs: tuple[ObjectRef, ...] = ()
+    refs: list[ObjectRef] = field(default_factory=list)
+    """The refs of `pods`."""
 
 
 @check(code="GT401", slug="pod-gpu-taint-not-tolerated",
@@ -53,20 +57,50 @@ def pod_gpu_taint_not_tolerated(snap: Snapshot) -> Iterator[Finding | int]:
     groups: dict[tuple[object, ...], _Group] = {}
     considered, todo = placeable(snap)
     yield considered
-    for pod, sched, pf in todo:
+    for t, pf in todo:
         if pf.servable:
             continue
-        pools, nodes = pf.taint_only()
-        if not pools and not nodes:
+        only = _taint_only(snap, pf)
+        if only is None:
             continue
-        taints = list(dict.fromkeys(t for f in (*pools, *nodes) for r in f.reasons for t in r.taints))
-        wl = owner_workload(pod)
-        key = (wl.ref, tuple(str(t) for t in taints), tuple(p.pool.name for p in pools),
-               tuple(n.node.name for n in nodes))
-        g = groups.setdefault(key, _Group(pools=pools, nodes=nodes, taints=taints, sched=sched, workload=wl))
-        g.pods.append(pod)
+        wl = t.workload
+        g = groups.get((wl.ref, only.key))
+        if g is None:
+            g = groups[(wl.ref, only.key)] = _Group(pools=only.pools, nodes=only.nodes, taints=only.taints,
+                                                     sched=t.sched, workload=wl, node_refs=only.node_refs)
+        g.pods.append(t.pod)
+        g.refs.append(t.ref)
     for g in groups.values():
         yield _finding(snap, g)
+
+
+@dataclass(frozen=True, slots=True)
+class _TaintOnly:
+    """What a PodFit says a toleration alone would open up, and what groups pods that share it."""
+
+    pools: list[PoolFit]
+    nodes: list[NodeFit]
+    taints: list[Taint]
+    key: tuple[object, ...]
+    """The taints, NodePool names and node names: pods of one workload with the same key share a finding."""
+    node_refs: tuple[ObjectRef, ...]
+
+
+_TAINT_ONLY: Generations[_TaintOnly | None] = Generations()
+
+
+def _taint_only(snap: Snapshot, pf: PodFit) -> _TaintOnly | None:
+    """pf.taint_only() and what follows from it, once per PodFit (replicas share theirs): it walks every
+    candidate node, and there may be hundreds."""
+    def compute() -> _TaintOnly | None:
+        pools, nodes = pf.taint_only()
+        if not pools and not nodes:
+            return None
+        taints = list(dict.fromkeys(t for f in (*pools, *nodes) for r in f.reasons for t in r.taints))
+        key = (tuple(str(t) for t in taints), tuple(p.pool.name for p in pools), tuple(n.node.name for n in nodes))
+        return _TaintOnly(pools, nodes, taints, key, tuple(n.node.ref for n in nodes))
+
+    return _TAINT_ONLY.get(snap.index, id(pf), (pf,), compute)
 
 
 def _finding(snap: Snapshot, g: _Group) -> Finding:
@@ -110,8 +144,7 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
             "If the taint is not meant to keep this workload off, remove it from the NodePool instead.")
     if wl.immutable:
         text += " A Job's pod template is immutable: re-create the Job with the toleration."
-    related: list[ObjectRef] = [p.ref for p in g.pods[1:]] + [p.pool.ref for p in g.pools] + \
-        [n.node.ref for n in g.nodes]
+    related: list[ObjectRef] = g.refs[1:] + [p.pool.ref for p in g.pools] + list(g.node_refs)
     if wl.kind != "Pod":
         related.append(wl.ref)
     return Finding(subject=pod.ref, title=title, evidence=tuple(ev),

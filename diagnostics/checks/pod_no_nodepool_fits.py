@@ -45,6 +45,8 @@ class _Group:
     sched: PodScheduling = field(default_factory=PodScheduling)
     karpenter_only: bool = False
     workload: Workload | None = None
+    refs: list[ObjectRef] = field(default_factory=list)
+    """The refs of `pods`."""
 
 
 @check(code="GT402", slug="pod-no-nodepool-fits", title="Every pending GPU pod has a NodePool that can serve it",
@@ -71,7 +73,8 @@ def pod_no_nodepool_fits(snap: Snapshot) -> Iterator[Finding | int]:
     ice: dict[str, list[Event]] | None = None
     considered, todo = placeable(snap)
     yield considered
-    for pod, sched, pf in todo:
+    for t, pf in todo:
+        pod, sched = t.pod, t.sched
         karpenter_only = False
         if pf.servable:
             ice = capacity_errors(snap) if ice is None else ice
@@ -80,10 +83,13 @@ def pod_no_nodepool_fits(snap: Snapshot) -> Iterator[Finding | int]:
             karpenter_only = True
         elif _explained_elsewhere(snap, pf):
             continue
-        wl = owner_workload(pod)
+        wl = t.workload
         key = (wl.ref, _signature(snap, pf), karpenter_only, _accel_sig(pod))
-        g = groups.setdefault(key, _Group(fit=pf, sched=sched, karpenter_only=karpenter_only, workload=wl))
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = _Group(fit=pf, sched=sched, karpenter_only=karpenter_only, workload=wl)
         g.pods.append(pod)
+        g.refs.append(t.ref)
     for g in groups.values():
         yield _finding(snap, g)
 
@@ -183,7 +189,7 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
                                         "that opt out of it"))
     ev.extend(event_evidence(snap, pod, g.sched.scheduler))
     ev.extend(events_note(snap))
-    related: list[ObjectRef] = [p.ref for p in g.pods[1:]] + [p.pool.ref for p in pf.pools]
+    related: list[ObjectRef] = g.refs[1:] + [p.pool.ref for p in pf.pools]
     if wl.kind != "Pod":
         related.append(wl.ref)
     return Finding(subject=pod.ref, title=title, evidence=tuple(ev), remediation=_remedy(pod, pf, wl, g),

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 import yaml
 
-from diagnostics.carry import Generations
+from diagnostics.carry import CARRIED, Generations
 from diagnostics.gpu_pools import (
     CAPACITY_TYPE,
     GPU_NAME,
@@ -64,12 +65,21 @@ _GENERATED = re.compile(r"^(.+)-[a-z0-9]{5}$")
 
 def error_codes(message: str) -> list[str]:
     """ICE-class codes in a launch error, most specific first; `UnavailableOfferings` for the ICE-cache text."""
-    found = [c for c in (*QUOTA_CODES, *IP_CODES, *CAPACITY_CODES) if re.search(rf"\b{re.escape(c)}\b", message)]
+    return list(_error_codes(message))
+
+
+_CODE_PATTERNS = tuple((c, re.compile(rf"\b{re.escape(c)}\b")) for c in (*QUOTA_CODES, *IP_CODES, *CAPACITY_CODES))
+
+
+@functools.lru_cache(maxsize=4096)
+def _error_codes(message: str) -> tuple[str, ...]:
+    """error_codes, remembered per message text: every run reads the same ICE events again."""
+    found = [c for c, pattern in _CODE_PATTERNS if pattern.search(message)]
     if SLR_CODE in message:
         found.insert(0, SLR_CODE)
     if UNAVAILABLE in message:
         found.append("UnavailableOfferings")
-    return found or ["InsufficientCapacity"]
+    return tuple(found) or ("InsufficientCapacity",)
 
 
 def category(code: str) -> str:
@@ -130,8 +140,7 @@ def find_shortages(snap: Snapshot, window: timedelta = WINDOW) -> dict[str, Shor
         when = e.last_seen or e.first_seen
         return when is not None and when >= since
 
-    claim_events, short_lived, pod_events = carried(snap, "gt104-candidates", ("events", "nodeclaims", "pods"),
-                                                    lambda: _candidates(snap))
+    claim_events, short_lived, pod_events = _candidates(snap)
     for e in claim_events:
         if not recent(e):
             continue
@@ -141,7 +150,7 @@ def find_shortages(snap: Snapshot, window: timedelta = WINDOW) -> dict[str, Shor
             s = get(pool)
             s.ice_events.append(e)
             s.claims.add(e.involved_name)
-            for code in error_codes(e.message):
+            for code in _error_codes(e.message):
                 s.codes[code] += max(e.count, 1)
         else:
             get(pool).slr_events.append(e)
@@ -167,29 +176,45 @@ def _candidates(snap: Snapshot) -> tuple[list[Event], list[NodeClaim], list[tupl
     """Everything find_shortages may count, before the time window: ICE/SLR events on NodeClaims, claims
     deleted unlaunched within a minute, and pending GPU pods' nominations and offering failures.
 
-    Reads records only, so it is carried across snapshots of an unchanged cache.
+    Reads records only, so each part is carried across snapshots while what it reads is unchanged
+    (the pod part needs only the pending GPU pods, not every pod).
     """
     idx = snap.index
-    claim_events = [e for e in snap.events if e.involved_kind == "NodeClaim" and (
-        e.reason == "InsufficientCapacityError" or (e.type == "Warning" and "insufficient capacity" in e.message)
-        or SLR_CODE in e.message)]
-    short_lived = []
-    for c in snap.nodeclaims:
+    claim_events = carried(snap, "gt104-claim-events", ("events",), lambda: [
+        e for e in snap.events if e.involved_kind == "NodeClaim" and (
+            e.reason == "InsufficientCapacityError" or (e.type == "Warning" and "insufficient capacity" in e.message)
+            or SLR_CODE in e.message)])
+    short_lived = carried(snap, "gt104-short-lived", ("nodeclaims",), lambda: _short_lived(snap.nodeclaims))
+    pending = idx.pending_gpu_pods
+    pod_events = CARRIED.get("gt104-pod-events", (pending, idx.sources["events"]), lambda: _pod_events(snap, pending))
+    return claim_events, short_lived, pod_events
+
+
+def _short_lived(claims: Iterable[NodeClaim]) -> list[NodeClaim]:
+    """Claims deleted within SHORT_LIVED_SECONDS of creation without launching (what ICE leaves behind)."""
+    out = []
+    for c in claims:
         if c.meta.deleting and c.meta.created:
             lived = (c.meta.deleting - c.meta.created).total_seconds()
             launched = c.condition("Launched")
             if lived <= SHORT_LIVED_SECONDS and (launched is None or launched.status != "True"):
-                short_lived.append(c)
-    pod_events: list[tuple[Pod, Event, Nomination | None]] = []
-    for pod in idx.pending_gpu_pods:
+                out.append(c)
+    return out
+
+
+def _pod_events(snap: Snapshot, pending: Iterable[Pod]) -> list[tuple[Pod, Event, Nomination | None]]:
+    """The pending pods' Nominated events (with the claim named) and offering failures, in order."""
+    idx = snap.index
+    out: list[tuple[Pod, Event, Nomination | None]] = []
+    for pod in pending:
         for e in idx.events("Pod", pod.name, pod.namespace):
             if e.reason == "Nominated":
                 nom = parse_nominated(e.message)
                 if nom is not None and nom.nodeclaim:
-                    pod_events.append((pod, e, nom))
+                    out.append((pod, e, nom))
             elif e.reason == "FailedScheduling" and any(f in e.message for f in OFFERING_FRAGMENTS):
-                pod_events.append((pod, e, None))
-    return claim_events, short_lived, pod_events
+                out.append((pod, e, None))
+    return out
 
 
 def _offering_pools(snap: Snapshot, pod: Pod, e: Event) -> list[str]:

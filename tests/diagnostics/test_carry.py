@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from diagnostics import run
-from diagnostics.carry import CARRIED, Carried, Generations, canonical, forget, same_items
+from diagnostics.model import Report
+from diagnostics.carry import CARRIED, Carried, Generations, PerItem, canonical, forget, same_items
 from diagnostics.snapshot import KUBE_SOURCES
 from gputui import ingest
 from gputui.bench.fleet import Fleet
@@ -91,6 +92,58 @@ def test_generations_keep_entries_of_the_previous_snapshot_only() -> None:
     gen.of(s4, object(), (), lambda: "x")
     gen.of(s5, object(), (), lambda: "y")
     assert gen.of(s5, rec, (), lambda: "fresh") == "fresh"  # unused for two snapshots: dropped
+
+
+def test_per_item_looks_again_only_at_the_groups_that_changed() -> None:
+    per: PerItem[str, str, tuple[str, object]] = PerItem()
+    items = ["n1", "n2", "n3"]
+    groups: dict[str, object] = {"n1": object(), "n2": object(), "n3": object()}
+    calls: list[str] = []
+
+    def values(fixed: tuple[object, ...] = ()) -> list[tuple[str, object]]:
+        now = groups
+
+        def changed(earlier: dict[str, object]) -> set[str]:
+            return {k for k in now if earlier.get(k) is not now[k]}
+
+        def compute(item: str) -> tuple[str, object]:
+            calls.append(item)
+            return item, now[item]
+
+        return per.values("k", items, fixed, now, lambda i: i, changed, lambda i: (i, now[i]), compute)
+
+    first = values()
+    assert calls == ["n1", "n2", "n3"] and [v[1] for v in first] == [groups[i] for i in items]
+    assert values() is first  # the same groups: nothing looked at
+    calls.clear()
+    groups = {**groups, "n2": object()}
+    second = values()
+    assert calls == ["n2"] and second[1][1] is groups["n2"] and second[0] is first[0] and second[2] is first[2]
+    calls.clear()
+    groups = {**groups, "n3": object()}
+    third = values(fixed=(object(),))  # something besides the groups changed: every item's inputs are compared
+    assert calls == ["n3"] and third[0] is first[0] and third[1] is second[1]
+
+
+def test_per_item_patches_from_the_items_earlier_value() -> None:
+    per: PerItem[str, str, list[int]] = PerItem()
+    items = ["n1"]
+    pods = {"n1": (1, 2, 3)}
+    seen: list[tuple[object, ...]] = []
+
+    def patch(item: str, earlier: tuple[object, ...], was: list[int]) -> list[int]:
+        seen.append(earlier)
+        return [*was, *(x for x in pods[item] if x not in was)]
+
+    def run() -> list[list[int]]:
+        now = pods
+        return per.values(None, items, (), now, lambda i: i, lambda e: {k for k in now if e.get(k) is not now[k]},
+                          lambda i: (i, now[i]), lambda i: list(now[i]), patch)
+
+    assert run() == [[1, 2, 3]] and not seen
+    old = pods["n1"]
+    pods = {"n1": (1, 2, 3, 4)}
+    assert run() == [[1, 2, 3, 4]] and seen == [("n1", old)]
 
 
 # --- the index ------------------------------------------------------------------------------------
@@ -173,12 +226,13 @@ class Cluster:
         self.objects.pop(self._key(src, obj), None)
         self.store.apply(src, "DELETED", ingest.record(src, obj))
 
-    def assert_warm_equals_cold(self, after: str = "start") -> None:
+    def assert_warm_equals_cold(self, after: str = "start") -> Report:
         warm = run(self.store.snapshot())
         forget()
         cold = run(self.store.snapshot())
         assert warm.results == cold.results, after
         assert warm.to_json() == cold.to_json(), after
+        return warm
 
 
 def _is_pending_gpu(o: Obj) -> bool:
@@ -246,3 +300,75 @@ def test_fleet_warm_runs_equal_cold_runs_through_random_changes() -> None:
             c.put("pods", new)
         c.now += timedelta(seconds=rng.choice((3, 60, 900)))
         c.assert_warm_equals_cold(after="three pending pods lost a toleration")
+
+
+def _bound_gpu_pod(o: Obj) -> bool:
+    spec = o.get("spec") or {}
+    return bool(spec.get("nodeName")) and "nvidia.com/gpu" in str([c.get("resources") for c in spec.get("containers", [])])
+
+
+def test_fleet_warm_runs_equal_cold_runs_through_a_watch_burst() -> None:
+    # What a watch burst does to the live cache: bound pods replaced in their slots (GPU pods finishing
+    # and starting again, annotations coming and going). Per-node data carried across snapshots (idle
+    # GPU nodes, job pods per node, requests per node, the free-accelerator index) is patched for the
+    # nodes whose pods changed; a patch that misses a node shows up as a warm run that differs from a cold one.
+    now = datetime(2026, 8, 21, 12, 0, 0, tzinfo=timezone.utc)
+    c = Cluster(Fleet("S", now=now).all_objects(), now)
+    c.assert_warm_equals_cold()
+    rng = random.Random(11)
+    found: set[str] = set()
+    for step in range(12):
+        if step in (2, 7):  # every GPU pod on a few nodes finishes: idle GPU nodes
+            nodes = rng.sample(sorted({p["spec"]["nodeName"] for p in c.of("pods", _bound_gpu_pod)}), 6)
+            for pod in c.of("pods", lambda o: _bound_gpu_pod(o) and o["spec"]["nodeName"] in nodes):
+                new = copy.deepcopy(pod)
+                new["status"]["phase"] = "Succeeded"
+                c.put("pods", new)
+        for pod in rng.sample(c.of("pods", _bound_gpu_pod), 40):
+            new = copy.deepcopy(pod)
+            new["status"]["phase"] = "Succeeded" if pod["status"].get("phase") == "Running" else "Running"
+            c.put("pods", new)
+        for pod in rng.sample(c.of("pods", lambda o: bool((o.get("spec") or {}).get("nodeName"))), 15):
+            new = copy.deepcopy(pod)
+            annotations = new["metadata"].setdefault("annotations", {})
+            value = rng.choice(("true", "30m", "100h", "bogus", None))
+            if value is None:
+                annotations.pop("karpenter.sh/do-not-disrupt", None)
+            else:
+                annotations["karpenter.sh/do-not-disrupt"] = value
+            c.put("pods", new)
+        if step % 3 == 0:  # the Karpenter controller's pod moves (its namespace is in some remediations)
+            for pod in c.of("pods", lambda o: (o["metadata"].get("labels") or {}).get("app.kubernetes.io/name")
+                            == "karpenter"):
+                new = copy.deepcopy(pod)
+                del new["metadata"]["labels"]["app.kubernetes.io/name"]
+                c.put("pods", new)
+            new = copy.deepcopy(rng.choice(c.of("pods")))
+            new["metadata"].setdefault("labels", {})["app.kubernetes.io/name"] = "karpenter"
+            c.put("pods", new)
+        if step % 3 == 2:
+            c.delete("pods", rng.choice(c.of("pods", _bound_gpu_pod)))  # slots shift: the general patch
+        c.now += timedelta(seconds=rng.choice((5, 900, 4000, 30000)))
+        report = c.assert_warm_equals_cold(after=f"burst step {step}")
+        found |= {r.check for r in report.results if r.findings}
+        found |= {"logs-command" for f in report.findings if any("kubectl logs -n" in c for c in f.remediation.commands)}
+    assert {"consolidation-blocked", "gpu-nodepool-practices", "logs-command"} <= found
+
+
+def test_first_pod_follows_records_replaced_between_snapshots() -> None:
+    # Index.first_pod is carried and, when only some pods changed, tests only those (and, if the pod it
+    # had found was replaced, the pods after it): it must still name the first matching pod of each snapshot.
+    now = datetime(2026, 8, 21, 12, 0, 0, tzinfo=timezone.utc)
+    c = Cluster(Fleet("S", now=now).all_objects(), now)
+    rng = random.Random(3)
+
+    def marked(p: Any) -> bool:
+        return p.meta.labels.get("test-mark") == "yes"
+
+    for _ in range(30):
+        for pod in rng.sample(c.of("pods"), 3):
+            new = copy.deepcopy(pod)
+            new["metadata"].setdefault("labels", {})["test-mark"] = rng.choice(("yes", "no", "no"))
+            c.put("pods", new)
+        snap = c.store.snapshot()
+        assert snap.index.first_pod("test-mark", marked) is next((p for p in snap.pods if marked(p)), None)

@@ -95,3 +95,122 @@ def test_changes_finds_replaced_removed_and_added_records() -> None:
     assert changes((a, b, c), (a, c, d)) == ([b, c], [c, d])  # a shift: c is removed and added again
     assert changes((a, b, c), (a, c)) == ([b], [])
     assert changes((a, b), (a, b, a)) is None  # the same object twice: only a full build is right
+
+
+# --- a live cache's churn: records replaced in their slots --------------------------------------------------
+
+def _touch(p: Pod, rng: random.Random) -> Pod:
+    """The same pod, changed the way a watch burst changes it (phase, annotations): a new record, same name."""
+    choice = rng.random()
+    if choice < 0.4:
+        return replace(p, phase=rng.choice(("Running", "Succeeded", "Failed")) if p.node_name else p.phase)
+    if choice < 0.6 and not p.node_name:
+        return replace(p, node_name=f"node-{rng.randrange(6)}", phase="Running")  # bound: moves groups
+    return replace(p, meta=replace(p.meta, annotations={"seq": str(rng.random())}))
+
+
+def _pending_pod(i: int) -> Pod:
+    return ingest.record("pods", {"apiVersion": "v1", "kind": "Pod",
+                                  "metadata": {"name": f"w{i}", "namespace": "a", "uid": f"w{i}"},
+                                  "spec": {"containers": [{"name": "c", "image": "x"}]},
+                                  "status": {"phase": "Pending"}})
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_slot_by_slot_patches_equal_full_builds(seed: int) -> None:
+    # Replacements in place (what the live cache does): same-key ones are put where the old record was,
+    # the rest (a pod bound to a node) move groups. Over 64 pending pods exercises the indexed path.
+    rng = random.Random(seed)
+    pods = [_pod(i, rng) for i in range(300)] + [_pending_pod(i) for i in range(100)]
+    rng.shuffle(pods)
+    part = build_pods(tuple(pods))
+    for _ in range(20):
+        for _ in range(rng.choice((1, 3, 8))):
+            i = rng.randrange(len(pods))
+            pods[i] = _touch(pods[i], rng)
+        before = part
+        part = build_pods(tuple(pods), part)
+        full = build_pods(tuple(pods))
+        if not full.unique:
+            continue
+        _same_pods(part, full)
+        changed = {k for k in before.by_node.keys() | part.by_node.keys()
+                   if before.by_node.get(k) is not part.by_node.get(k)}
+        assert set(part.nodes_changed_since(before.by_node)) == changed
+        assert part.nodes_changed_since(part.by_node) == ()
+
+
+def test_nodes_changed_since_an_older_part_compares_the_maps() -> None:
+    rng = random.Random(3)
+    pods = [_pod(i, rng) for i in range(200)]
+    first = build_pods(tuple(pods))
+    part = first
+    for _ in range(3):
+        i = next(i for i, p in enumerate(pods) if p.node_name)
+        pods[i] = replace(pods[i], phase="Failed")
+        part = build_pods(tuple(pods), part)
+    changed = {k for k in first.by_node.keys() | part.by_node.keys() if first.by_node.get(k) is not part.by_node.get(k)}
+    assert set(part.nodes_changed_since(first.by_node)) == changed != set()
+
+
+def test_pod_keys_follow_a_dict_through_patches_and_folds() -> None:
+    rng = random.Random(5)
+    pods = [_pod(i, rng) for i in range(400)]
+    pods = list({(p.meta.namespace, p.meta.name): p for p in pods}.values())
+    part = build_pods(tuple(pods))
+    fresh = iter(range(10_000, 20_000))
+    for _ in range(40):  # enough changes to fold the overlay into a new dict more than once
+        for _ in range(rng.choice((1, 5, 20))):
+            i = rng.randrange(len(pods))
+            roll = rng.random()
+            if roll < 0.6:
+                pods[i] = _touch(pods[i], rng)
+            elif roll < 0.8:
+                pods[i] = _pending_pod(next(fresh))  # another pod in its slot: the old name is gone
+            else:
+                del pods[i]
+                pods.append(_pending_pod(next(fresh)))
+        part = build_pods(tuple(pods), part)
+        assert part.base_by_node is not None  # patched: no name appears twice, so no full build was needed
+        want = {(p.meta.namespace or "", p.meta.name): p for p in pods}
+        keys = part.by_key
+        assert len(keys) == len(want) and set(keys) == set(want)
+        assert all(keys[k] is p and keys.get(k) is p and k in keys for k, p in want.items())
+        assert ("nowhere", "nobody") not in keys and keys.get(("nowhere", "nobody")) is None
+
+
+def test_first_match_follows_the_changed_slots() -> None:
+    rng = random.Random(11)
+    pods = [_pod(i, rng) for i in range(200)]
+    part = build_pods(tuple(pods))
+
+    def marked(p: Pod) -> bool:
+        return p.meta.annotations.get("mark") == "yes"
+
+    answer = (part.items, part.first_match(None, marked))
+    for _ in range(60):
+        # Often the pod found last time: then the next match may be anywhere after it.
+        i = answer[1] if answer[1] is not None and rng.random() < 0.4 else rng.randrange(len(pods))
+        pods[i] = replace(pods[i], meta=replace(pods[i].meta, annotations={"mark": rng.choice(("yes", "no"))}))
+        part = build_pods(tuple(pods), part)
+        answer = (part.items, part.first_match(answer, marked))
+        assert answer[1] == next((j for j, p in enumerate(pods) if marked(p)), None)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_deletion_that_shifts_the_last_slots_is_patched_right(seed: int) -> None:
+    # A deletion shifts the records after it by one slot; with an addition the length stays the same, so
+    # records that only moved are paired with other records, removed at one slot and added at the next.
+    rng = random.Random(seed)
+    pods = [_pod(i, rng) for i in range(40)]
+    part = build_pods(tuple(pods))
+    for _ in range(10):
+        del pods[rng.randrange(len(pods) - 8, len(pods))]
+        pods.append(_pod(rng.randrange(10_000, 20_000), rng))
+        for _ in range(2):
+            i = rng.randrange(len(pods))
+            pods[i] = _touch(pods[i], rng)
+        part = build_pods(tuple(pods), part)
+        full = build_pods(tuple(pods))
+        if full.unique:
+            _same_pods(part, full)

@@ -203,6 +203,49 @@ status: {{phase: Running, startTime: "{started}"}}
         "kubectl annotate pod -n ml finetune-llama-x8k2p karpenter.sh/do-not-disrupt=true",)
 
 
+def test_do_not_disrupt_durations_protect_until_they_run_out() -> None:
+    # A duration counts from the pod's start: 20h still protects a pod started 10h ago, 5h no longer does.
+    # Whether it protects depends on the time, so it is checked per snapshot even where the rest is carried.
+    docs = ["""
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu-batch}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+      requirements:
+      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]
+  limits: {nvidia.com/gpu: "16"}
+  disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 5m}
+""", """
+apiVersion: v1
+kind: Node
+metadata:
+  name: od-1
+  labels: {karpenter.sh/nodepool: gpu-batch, karpenter.sh/capacity-type: on-demand}
+status: {allocatable: {nvidia.com/gpu: "4"}, capacity: {nvidia.com/gpu: "4"}}
+"""]
+    for name, duration in (("train-a", "20h"), ("train-b", "5h")):
+        docs.append(f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: ml
+  annotations: {{karpenter.sh/do-not-disrupt: "{duration}"}}
+  ownerReferences: [{{apiVersion: batch/v1, kind: Job, name: {name}, uid: {name}}}]
+spec:
+  nodeName: od-1
+  containers: [{{name: main, image: x, resources: {{limits: {{nvidia.com/gpu: "2"}}}}}}]
+status: {{phase: Running, startTime: "2026-08-21T00:00:00Z"}}
+""")
+    (f,) = [f for t, f in findings(*docs).items() if "long-running" in t]
+    assert f.related == (ObjectRef("Pod", "train-b", "ml"),)
+
+
 def test_passes_for_well_configured_pool_and_ignores_cpu_pools() -> None:
     (result,) = run(snapshot(GOOD), only=["gpu-nodepool-practices"]).results
     assert result.status is CheckStatus.PASSED

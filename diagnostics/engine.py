@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from diagnostics.model import CheckResult, CheckStatus, Finding, Report, Severity
 from diagnostics.registry import LOAD_ERRORS, CheckSpec, iter_checks
 from diagnostics.snapshot import Snapshot
 
 
-def run(snapshot: Snapshot, only: Iterable[str] = (), ignore: Iterable[str] = ()) -> Report:
-    """Run the selected checks. Raises RegistryError for an unknown check name."""
+def run(snapshot: Snapshot, only: Iterable[str] = (), ignore: Iterable[str] = (), *,
+        between: Callable[[], None] | None = None) -> Report:
+    """Run the selected checks. Raises RegistryError for an unknown check name.
+
+    `between` is called before each check: a caller that shares the process with an interactive
+    screen uses it to step aside (the checks run under the GIL) while the screen has work to do.
+    """
     specs = list(iter_checks(only, ignore))
     snapshot.index  # noqa: B018 - build the shared index once, outside any check's error handling
-    results = tuple(run_one(spec, snapshot) for spec in specs) + tuple(
+    ran: list[CheckResult] = []
+    for spec in specs:
+        if between is not None:
+            between()
+        ran.append(run_one(spec, snapshot))
+    results = tuple(ran) + tuple(
         CheckResult(slug, "GT000", slug, CheckStatus.ERRORED, reason=f"check failed to load: {err}")
         for slug, err in sorted(LOAD_ERRORS.items()) if not list(only))
     return Report(

@@ -53,6 +53,8 @@ PAINT_WAIT = 1.0
 """A new frame waits until the last one was painted (the UI sets the pace), at most this long."""
 DIAG_REST = 2.0
 """After a diagnostics run, wait this many times its duration before the next (a third of the time at most)."""
+DIAG_YIELD = 2.0
+"""Seconds a diagnostics run may spend in total stepping aside for frames (then it finishes regardless)."""
 
 
 class GputuiApp(App[int]):
@@ -75,7 +77,7 @@ class GputuiApp(App[int]):
     def __init__(self, *, session: LiveSession | None = None, snapshot: Snapshot | None = None,
                  read_only: bool = False, title: str = "", namespace: str | None = None,
                  bundle_time: datetime | None = None, poll_interval: float = 0.1,
-                 diagnose: Callable[[Snapshot], Report] = run_checks) -> None:
+                 diagnose: Callable[[Snapshot], Report] | None = None) -> None:
         if (session is None) == (snapshot is None):
             raise ValueError("GputuiApp needs exactly one of session= or snapshot=")
         super().__init__()
@@ -86,7 +88,7 @@ class GputuiApp(App[int]):
         self.bundle_time = (bundle_time or snapshot.taken_at) if snapshot is not None else None
         """Set for a static snapshot: the status line then says `bundle from <time>`."""
         self.poll_interval = poll_interval
-        self._diagnose = diagnose
+        self._diagnose = diagnose or self._run_checks
         self.snapshot: Snapshot | None = None
         """The newest snapshot shown (cut with the overview's rows)."""
         self.report: Report | None = None
@@ -104,6 +106,7 @@ class GputuiApp(App[int]):
         self._diag_busy = False
         self._diag_started = 0.0
         self._diag_rest_until = 0.0
+        self._diag_yield_until = 0.0
         self._rerun = False
         self._frame_busy = False
         self._unpainted_since: float | None = None
@@ -219,6 +222,21 @@ class GputuiApp(App[int]):
             # threads (the GIL), the frame worker and the UI before the next one.
             self._diag_rest_until = time.monotonic() + DIAG_REST * took
             self._diag_busy = False
+
+    def _run_checks(self, snap: Snapshot) -> Report:
+        self._diag_yield_until = time.monotonic() + DIAG_YIELD
+        return run_checks(snap, between=self._make_way)
+
+    def _make_way(self) -> None:
+        """Between two checks: while a frame is being built or waits to be painted, sleep.
+
+        The checks hold the GIL for a few hundred ms per run on a big, churning fleet; without
+        this every frame in that window is built and painted at half speed or worse. Findings
+        trail the tables anyway; a run gives way for DIAG_YIELD seconds at most.
+        """
+        while ((self._frame_busy or self._unpainted_since is not None)
+               and time.monotonic() < self._diag_yield_until):
+            time.sleep(0.002)
 
     def on_diagnosis_done(self, _message: DiagnosisDone) -> None:
         self._poll()

@@ -139,9 +139,7 @@ class Informer:
         while not self.stop_event.is_set():
             try:
                 if not rv:
-                    records, rv = list_objects(self.api, self.res, page_size=self.page_size)
-                    self.store.replace(self.res.source, records)
-                    self.relists += 1
+                    rv = self._relist()
                     failures = 0
                 rv = self._watch(rv)
                 failures = 0
@@ -175,6 +173,18 @@ class Informer:
                 failures += 1
                 rv = ""
                 self.stop_event.wait(min(self.max_backoff, 0.2 * 2 ** min(failures, 8)))
+
+    def _relist(self) -> str:
+        """List into the store; returns the resourceVersion to watch from.
+
+        A method of its own so the list dies with this frame: a local of `_run` would outlive it for
+        as long as the watch runs and keep every record the watch replaces alive (at 60k pods, a
+        burst touching a third of them grew the heap by ~70 MB).
+        """
+        records, rv = list_objects(self.api, self.res, page_size=self.page_size)
+        self.store.replace(self.res.source, records)
+        self.relists += 1
+        return rv
 
     def _watch(self, rv: str) -> str:
         query: list[tuple[str, Any]] = [("watch", "true"), ("resourceVersion", rv),

@@ -284,10 +284,11 @@ class GputuiApp(App[int]):
         """Tell the visible screen; others catch up when shown. Nothing to do while shutting down.
 
         Screens that read only the diagnosed snapshot and report (details, findings) redraw when a
-        diagnosis arrives; between diagnoses a frame only updates their status line.
+        diagnosis arrives; between diagnoses a frame only updates their status line. A screen still
+        composing has no widgets yet: its mount draws the newest data.
         """
         stack = self.screen_stack
-        if stack and isinstance(stack[-1], DataScreen):
+        if stack and isinstance(stack[-1], DataScreen) and stack[-1].is_mounted:
             top = stack[-1]
             if diagnosed or top.FOLLOWS_FRAMES:
                 top.refresh_data()

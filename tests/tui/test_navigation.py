@@ -13,6 +13,7 @@ from diagnostics.model import CheckStatus, ObjectRef
 from gputui.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from gputui.tui.app import GputuiApp
+from gputui.tui.messages import SnapshotReady
 from gputui.tui.screens.confirm import ConfirmScreen
 from gputui.tui.screens.debug import DebugScreen
 from gputui.tui.screens.detail import DetailScreen, NodeClaimScreen, NodePoolScreen, NodeScreen, PodScreen
@@ -379,3 +380,21 @@ def test_scenario_constant_names_a_shipped_demo() -> None:
     from gputui.sim.scenario import list_scenarios
 
     assert SCENARIO in [s.name for s in list_scenarios()]
+
+
+async def test_a_frame_that_lands_before_a_new_screen_is_composed_waits_for_its_mount(start_sim: StartSim) -> None:
+    """Frames come from a worker thread at any moment, also between a screen's push and the end of
+    its compose (on a loaded machine, the very first frame did): the screen catches up on mount."""
+    sim, kubeconfig = start_sim()
+    app = build_app(kubeconfig, title="test")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        frame = app.frame
+        assert frame is not None
+        mounted = app.push_screen(FindingsScreen())
+        app.on_snapshot_ready(SnapshotReady(frame.snapshot, frame.report, frame.version, True, "", frame))
+        await mounted
+        await pilot.pause()
+        assert isinstance(app.screen, FindingsScreen)
+        assert app.screen.data_version == app.data_version
+        assert "Diagnostics re-run" in "".join(str(n.message) for n in app._notifications)

@@ -183,12 +183,16 @@ def required_affinity(spec: Mapping[str, Any]) -> tuple[tuple[Requirement, ...],
 
 # --- projection -----------------------------------------------------------------------------
 
-_POD_SPEC_KEEP = ("nodeName", "nodeSelector", "tolerations", "priorityClassName", "schedulerName",
-                  "runtimeClassName", "overhead", "priority", "restartPolicy", "activeDeadlineSeconds",
-                  "serviceAccountName")
-_POD_STATUS_KEEP = ("phase", "reason", "message", "nominatedNodeName", "startTime", "hostIP", "podIP",
-                    "qosClass")
-_CONTAINER_KEEP = ("name", "image", "resources")
+POD_SPEC_KEEP = ("nodeName", "nodeSelector", "tolerations", "priorityClassName", "schedulerName",
+                 "runtimeClassName", "overhead", "priority", "restartPolicy", "activeDeadlineSeconds",
+                 "serviceAccountName")
+POD_STATUS_KEEP = ("phase", "reason", "message", "nominatedNodeName", "startTime", "hostIP", "podIP",
+                   "qosClass")
+CONTAINER_KEEP = ("name", "image", "resources")
+POD_SPEC_READ = ("affinity", "containers", "initContainers")
+"""Read by `pod` besides the kept keys (affinity is kept only while unscheduled)."""
+POD_STATUS_READ = ("conditions", "containerStatuses", "initContainerStatuses")
+"""Read by `pod` into the record, not kept in its object."""
 _NODE_STATUS_DROP = ("images", "conditions")
 """Conditions live in the record (Node.conditions); a node's raw ones are ~3 KB."""
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -417,7 +421,7 @@ _owners = _Interner()
 
 def _pod_shape(spec: Mapping[str, Any]) -> tuple[Any, ...]:
     """(slim containers, slim init containers, requests, limits, per-container requests)."""
-    slim = tuple([{k: c[k] for k in _CONTAINER_KEEP if k in c} for c in _list(spec.get(key)) if type(c) is dict]
+    slim = tuple([{k: c[k] for k in CONTAINER_KEEP if k in c} for c in _list(spec.get(key)) if type(c) is dict]
                  if key in spec else None for key in ("containers", "initContainers"))
     overhead = spec.get("overhead")
 
@@ -525,7 +529,7 @@ def pod(raw: Obj) -> Pod:
             md["ownerReferences"] = owners
     containers, init, reqs, lims, per = _pod_shape(spec)
     tol_raw, tols = _pod_tolerations(spec.get("tolerations"))
-    slim_spec = _pick(spec, _POD_SPEC_KEEP)
+    slim_spec = _pick(spec, POD_SPEC_KEEP)
     if "nodeSelector" in slim_spec:
         slim_spec["nodeSelector"] = _shared_strings(slim_spec["nodeSelector"])
     if tol_raw is not None:
@@ -536,7 +540,7 @@ def pod(raw: Obj) -> Pod:
         slim_spec["containers"] = containers
     if init is not None:
         slim_spec["initContainers"] = init
-    slim_status = _pick(status, _POD_STATUS_KEEP)
+    slim_status = _pick(status, POD_STATUS_KEEP)
     return PackedPod(
         meta=_meta(md, owner_tuple),
         node_name=_s(slim_spec.get("nodeName")),

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from diagnostics.snapshot import SourceState, SourceStatus
-from gputui import ingest
+from gputui import ingest, shapes
 from gputui.kubeapi import Api, KubeError, Unreachable
 from gputui.resources import RESOURCES, Resource
 from gputui.store import Store
@@ -70,9 +70,10 @@ def status_for_error(res: Resource, exc: KubeError, verb: str = "list") -> Sourc
 
 
 def iter_pages(api: Api, res: Resource, *, namespace: str | None = None, field_selector: str | None = None,
-               label_selector: str | None = None, page_size: int = 500,
-               timeout: float = 30.0) -> Iterator[tuple[list[Any], dict[str, Any]]]:
-    """(items, list metadata) per page of a paged list, parsed with orjson while the GC is paused."""
+               label_selector: str | None = None, page_size: int = 500, timeout: float = 30.0,
+               decode: shapes.Decode = orjson.loads) -> Iterator[tuple[list[Any], dict[str, Any]]]:
+    """(items, list metadata) per page of a paged list, parsed (whole, unless `decode` says
+    otherwise) while the GC is paused."""
     cont: str | None = None
     while True:
         query: list[tuple[str, Any]] = [("limit", page_size)]
@@ -84,7 +85,7 @@ def iter_pages(api: Api, res: Resource, *, namespace: str | None = None, field_s
             query.append(("labelSelector", label_selector))
         raw = api.get_bytes(res.path(namespace), query, timeout=timeout)
         with gc_paused():
-            body = orjson.loads(raw)
+            body = decode(raw)
         meta = body.get("metadata") or {}
         yield [o for o in body.get("items") or [] if isinstance(o, dict)], meta
         cont = meta.get("continue")
@@ -100,7 +101,8 @@ def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field
     rv = ""
     build = ingest.RECORD_BUILDERS[res.source]
     for items, meta in iter_pages(api, res, namespace=namespace, field_selector=field_selector,
-                                  label_selector=label_selector, page_size=page_size, timeout=timeout):
+                                  label_selector=label_selector, page_size=page_size, timeout=timeout,
+                                  decode=shapes.list_decoder(res.source)):
         with gc_paused():
             records.extend(build(o) for o in items)
         rv = meta.get("resourceVersion") or rv
@@ -125,6 +127,7 @@ class Informer:
         self.reconnects = 0
         self._thread = threading.Thread(target=self._run, name=f"informer-{source}", daemon=True)
         self._build = ingest.RECORD_BUILDERS[source]
+        self._decode_event = shapes.event_decoder(source)
 
     def start(self) -> Informer:
         self._thread.start()
@@ -203,7 +206,7 @@ class Informer:
                 if self.stop_event.is_set():
                     break
                 try:
-                    ev = orjson.loads(line)
+                    ev = self._decode_event(line)
                 except orjson.JSONDecodeError:
                     break  # a torn line: the stream dropped mid-event; re-watch from the last good rv
                 etype = ev.get("type")

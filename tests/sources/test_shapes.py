@@ -1,0 +1,85 @@
+"""Pods parsed to the fields gputui keeps: the records are the ones a full parse gives, only cheaper."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from gputui import ingest, shapes
+from gputui.bench.fleet import Fleet
+from gputui.sim.scenario import list_scenarios, load_scenario
+from tests.sources.test_ingest_sharing import raw_pod
+
+
+def all_pods() -> list[dict[str, Any]]:
+    """Every pod of every shipped scenario and of the synthetic fleet's smallest scale."""
+    pods = [o for s in list_scenarios() for o in load_scenario(s.path).objects.get("Pod", [])]
+    pods += [o for o in Fleet("S").objects() if o.get("kind") == "Pod"]
+    with_init = raw_pod("with-init")
+    with_init["spec"]["initContainers"] = [{"name": "fetch", "image": "fetch:1", "env": [{"name": "B"}],
+                                            "resources": {"requests": {"cpu": "2", "nvidia.com/gpu": "2"}}}]
+    with_init["status"]["initContainerStatuses"] = [
+        {"name": "fetch", "ready": False, "restartCount": 3, "image": "fetch:1",
+         "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}},
+         "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]
+    return [*pods, with_init]
+
+
+def page(items: list[dict[str, Any]]) -> bytes:
+    return orjson.dumps({"apiVersion": "v1", "kind": "PodList",
+                         "metadata": {"resourceVersion": "7", "continue": "abc"}, "items": items})
+
+
+def test_every_pod_record_is_the_one_a_full_parse_gives() -> None:
+    pods = all_pods()
+    assert len(pods) > 500
+    raw = page(pods)
+    full = [ingest.pod(o) for o in orjson.loads(raw)["items"]]
+    shaped_body = shapes.list_decoder("pods")(raw)
+    shaped = [ingest.pod(o) for o in shaped_body["items"]]
+    assert shaped == full  # every record field, and the slim object shown in YAML and bundles
+    assert [p.obj for p in shaped] == [p.obj for p in full]
+    assert shaped_body["metadata"] == {"resourceVersion": "7", "continue": "abc"}
+
+
+def test_what_no_one_reads_is_not_parsed() -> None:
+    body = shapes.list_decoder("pods")(page([raw_pod("a")]))
+    pod = body["items"][0]
+    assert "managedFields" not in pod["metadata"]
+    assert "volumes" not in pod["spec"]
+    assert "env" not in pod["spec"]["containers"][0]
+    assert pod["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "1"}}
+
+
+@pytest.mark.parametrize("odd", [
+    {"spec": None},  # a null where a map was expected
+    {"spec": {"containers": {"not": "a list"}}},
+    {"status": "Failure"},
+])
+def test_a_body_that_does_not_fit_the_shape_parses_in_full(odd: dict[str, Any]) -> None:
+    obj = {**raw_pod("a"), **odd}
+    raw = page([obj])
+    assert shapes.list_decoder("pods")(raw) == orjson.loads(raw)
+
+
+def test_watch_events_keep_what_the_informer_reads() -> None:
+    decode = shapes.event_decoder("pods")
+    gone = {"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                        "status": "Failure", "message": "too old resource version",
+                                        "reason": "Expired", "code": 410}}
+    assert decode(orjson.dumps(gone))["object"]["code"] == 410
+    bookmark = {"type": "BOOKMARK", "object": {"kind": "Pod", "apiVersion": "v1",
+                                               "metadata": {"resourceVersion": "99"}}}
+    assert decode(orjson.dumps(bookmark)) == bookmark
+    modified = decode(orjson.dumps({"type": "MODIFIED", "object": raw_pod("a")}))
+    assert ingest.pod(modified["object"]) == ingest.pod(raw_pod("a"))
+    with pytest.raises(orjson.JSONDecodeError):  # a torn line still reads as one
+        decode(orjson.dumps({"type": "MODIFIED", "object": raw_pod("a")})[:-9])
+
+
+def test_kinds_without_a_shape_are_parsed_whole() -> None:
+    node = {"kind": "Node", "metadata": {"name": "n"}, "status": {"images": [{"names": ["x"]}], "new": 1}}
+    raw = orjson.dumps({"items": [node]})
+    assert shapes.list_decoder("nodes")(raw) == {"items": [node]}

@@ -107,6 +107,8 @@ class GputuiApp(App[int]):
         self._diag_started = 0.0
         self._diag_rest_until = 0.0
         self._diag_yield_until = 0.0
+        self._diag_yielded = 0.0
+        """Seconds the running diagnostics spent stepping aside for frames (not its own cost)."""
         self._rerun = False
         self._frame_busy = False
         self._unpainted_since: float | None = None
@@ -197,6 +199,7 @@ class GputuiApp(App[int]):
         self._rerun = False
         self._diag_busy = True
         self._diag_started = now
+        self._diag_yielded = 0.0
         self._diagnosed_version = version
         self.diagnose(forced)
 
@@ -217,11 +220,15 @@ class GputuiApp(App[int]):
         except Exception as exc:
             self.post_message(DiagnosticsFailed(f"{type(exc).__name__}: {exc}"[:200]))
         finally:
-            took = time.monotonic() - self._diag_started
-            # Adaptive rate: a big fleet's run takes a while; leave twice as much time to the informer
-            # threads (the GIL), the frame worker and the UI before the next one.
-            self._diag_rest_until = time.monotonic() + DIAG_REST * took
+            self._rest_after_run()
             self._diag_busy = False
+
+    def _rest_after_run(self) -> None:
+        """Adaptive rate: a big fleet's run takes a while; leave twice as much time to the informer
+        threads (the GIL), the frame worker and the UI before the next one. Time the run spent
+        stepping aside for frames was already theirs: counting it would make findings trail further."""
+        took = time.monotonic() - self._diag_started - self._diag_yielded
+        self._diag_rest_until = time.monotonic() + DIAG_REST * took
 
     def _run_checks(self, snap: Snapshot) -> Report:
         self._diag_yield_until = time.monotonic() + DIAG_YIELD
@@ -234,9 +241,11 @@ class GputuiApp(App[int]):
         this every frame in that window is built and painted at half speed or worse. Findings
         trail the tables anyway; a run gives way for DIAG_YIELD seconds at most.
         """
+        start = time.monotonic()
         while ((self._frame_busy or self._unpainted_since is not None)
                and time.monotonic() < self._diag_yield_until):
             time.sleep(0.002)
+        self._diag_yielded += time.monotonic() - start
 
     def on_diagnosis_done(self, _message: DiagnosisDone) -> None:
         self._poll()

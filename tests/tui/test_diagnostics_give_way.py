@@ -45,3 +45,17 @@ def test_checks_give_way_for_a_bounded_time_only() -> None:
     t, done = run_in_thread(app._make_way)
     t.join(3)
     assert done and 0.25 <= done[0] - start < 2
+
+
+def test_time_spent_giving_way_does_not_delay_the_next_run() -> None:
+    app = GputuiApp(snapshot=snapshot(SMALL))
+    app._diag_started = time.monotonic()
+    app._diag_yield_until = app._diag_started + 10
+    app._frame_busy = True
+    t, done = run_in_thread(app._make_way)
+    time.sleep(0.6)  # the checks wait for the frame...
+    app._frame_busy = False
+    t.join(2)
+    app._rest_after_run()  # ...and then finish at once: their own cost was ~0, so is the rest
+    assert app._diag_yielded >= 0.55
+    assert app._diag_rest_until - time.monotonic() < 0.3  # not 2 x 0.6 s

@@ -86,8 +86,18 @@ class LiveSession:
             from gputui.sources.aws import AwsPoller
 
             self.aws = AwsPoller(self.store, aws)
+        self._start_lock = threading.Lock()
+        self._started = False
 
     def start(self) -> None:
+        """Start the informers and pollers; once (the CLI starts the session before Textual is
+        imported, the app asks again when it mounts and waits here until the first call is done)."""
+        with self._start_lock:
+            if not self._started:
+                self._start()
+                self._started = True
+
+    def _start(self) -> None:
         try:
             v = self.api.get("/version", timeout=5)
             self.store.cluster["version"] = v.get("gitVersion", "") if isinstance(v, dict) else ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 FORBIDDEN_FOR_DIAGNOSTICS = ("gputui", "textual", "kubernetes", "boto3", "botocore", "aiohttp",
                              "prometheus_api_client")
@@ -29,10 +30,25 @@ def test_diagnose_path_does_not_import_textual() -> None:
 
 
 def test_diagnostics_source_has_no_forbidden_import_statements() -> None:
-    from pathlib import Path
     import re
 
     root = Path(__file__).resolve().parents[1] / "diagnostics"
     pat = re.compile(r"^\s*(from|import)\s+(" + "|".join(FORBIDDEN_FOR_DIAGNOSTICS) + r")\b", re.M)
     offenders = [str(p) for p in root.rglob("*.py") if pat.search(p.read_text())]
     assert offenders == []
+
+
+def test_the_tui_starts_listing_before_textual_is_imported(tmp_path: Path) -> None:
+    """`gputui` connects and starts its informers first: the lists load while Textual does."""
+    from gputui.sim.cluster import SimCluster
+
+    data = Path(__file__).resolve().parent / "sim" / "data" / "small.yaml"
+    with SimCluster(data) as sim:
+        cfg = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        out = subprocess.run([sys.executable, "-c",
+                              "import sys\nfrom gputui.cli import build_parser\n"
+                              "from gputui.commands.tui import start_early\n"
+                              f"s = start_early(build_parser().parse_args(['--kubeconfig', {str(cfg)!r}]))\n"
+                              "print(s.wait_synced(15), 'textual' in sys.modules)"],
+                             capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split() == ["True", "False"]

@@ -22,6 +22,7 @@ import inspect  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -69,6 +70,14 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
     from gputui.bench.watchlog import GcPauses, WatchLog, run_burst
     from gputui.kubeapi import Api, load
     from gputui.live import LiveSession
+
+    # As `gputui` does (gputui.commands.tui.start_early): the session starts before Textual loads.
+    client, info = load(args.kubeconfig)
+    session = LiveSession(Api(client), info)
+    log = WatchLog()
+    log.attach(session.store)
+    threading.Thread(target=session.start, name="session-start", daemon=True).start()
+
     from gputui.tui.app import GputuiApp
     from gputui.tui.messages import SnapshotReady
     from gputui.tui.overview_model import OverviewModel
@@ -126,10 +135,6 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
             state["current"] = frame
             self.call_after_refresh(painted, frame)
 
-    client, info = load(args.kubeconfig)
-    session = LiveSession(Api(client), info)
-    log = WatchLog()
-    log.attach(session.store)
     app = BenchApp(session=session, title="bench", read_only=True)
     width, height = (int(x) for x in args.size.split("x"))
     result: dict[str, Any] = {"t_start": T_START, "t_imported": t_imported}

@@ -3,9 +3,31 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import threading
+from typing import Any
 
 
 def run(args: argparse.Namespace, title: str = "") -> int:
+    session = None if getattr(args, "bundle", None) else start_early(args)
     from gputui.tui.app import run_app
 
-    return run_app(args, title=title)
+    return run_app(args, title=title, session=session)
+
+
+def start_early(args: argparse.Namespace) -> Any:
+    """Connect and start the informers before Textual is imported (~0.3 s): the first lists are on
+    their way while it loads. A bad kubeconfig is still a one-line error (UsageError) from here."""
+    from gputui.commands.connect import connect
+    from gputui.config import aws_config, prometheus_settings
+    from gputui.live import LiveSession
+
+    api, info = connect(args)
+    session = LiveSession(api, info, prometheus=prometheus_settings(args), aws=aws_config(args))
+
+    def start() -> None:
+        with contextlib.suppress(Exception):  # the app starts it again on mount, and shows what fails
+            session.start()
+
+    threading.Thread(target=start, name="session-start", daemon=True).start()
+    return session

@@ -478,8 +478,9 @@ class GputuiApp(App[int]):
         method()
 
 
-def run_app(args: argparse.Namespace, title: str = "") -> int:
-    """Entry point for `gputui` and `gputui demo`: a live cluster, or a bundle with `--bundle`."""
+def run_app(args: argparse.Namespace, title: str = "", session: LiveSession | None = None) -> int:
+    """Entry point for `gputui` and `gputui demo`: a live cluster (`session` when the caller has
+    already started one), or a bundle with `--bundle`."""
     bundle = getattr(args, "bundle", None)
     if bundle:
         from gputui.cli import UsageError
@@ -495,11 +496,12 @@ def run_app(args: argparse.Namespace, title: str = "") -> int:
         app = GputuiApp(snapshot=snap, read_only=True, title=title or f"bundle {bundle}",
                         namespace=getattr(args, "namespace", None))
     else:
-        from gputui.commands.connect import connect
-        from gputui.config import aws_config, prometheus_settings
+        if session is None:
+            from gputui.commands.connect import connect
+            from gputui.config import aws_config, prometheus_settings
 
-        api, info = connect(args)
-        session = LiveSession(api, info, prometheus=prometheus_settings(args), aws=aws_config(args))
+            api, info = connect(args)
+            session = LiveSession(api, info, prometheus=prometheus_settings(args), aws=aws_config(args))
         app = GputuiApp(session=session, read_only=bool(getattr(args, "read_only", False)),
                         title=title, namespace=getattr(args, "namespace", None))
     code = app.run()

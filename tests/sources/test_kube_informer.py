@@ -146,3 +146,18 @@ def test_cache_converges_after_random_mutations_and_stream_drops(sim: SimCluster
         wait_for(same, timeout=20)
     finally:
         s.stop()
+
+
+def test_starting_a_session_twice_starts_it_once(sim: SimCluster, tmp_path: Path) -> None:
+    """`gputui` starts the session before Textual loads and the app starts it again on mount."""
+    s = session_for(sim, tmp_path)
+    try:
+        s.start()
+        wait_for(lambda: sim.watch_count("Node") >= 1)
+        time.sleep(0.2)
+        assert sim.watch_count("Node") == 1
+        lists = [path for method, path in sim.requests()
+                 if method == "GET" and path.startswith("/api/v1/nodes?") and "watch=" not in path]
+        assert len(lists) == 1, lists
+    finally:
+        s.stop()

@@ -398,3 +398,19 @@ async def test_a_frame_that_lands_before_a_new_screen_is_composed_waits_for_its_
         assert isinstance(app.screen, FindingsScreen)
         assert app.screen.data_version == app.data_version
         assert "Diagnostics re-run" in "".join(str(n.message) for n in app._notifications)
+
+
+async def test_a_frame_that_lands_while_a_screen_is_torn_down_is_dropped(start_sim: StartSim) -> None:
+    """A frame can also land while a screen's widgets are being removed (leaving it, quitting)."""
+    sim, kubeconfig = start_sim()
+    app = build_app(kubeconfig, title="test")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        frame = app.frame
+        assert frame is not None
+        screen = app.screen
+        await screen.query_one(StatusLine).remove()
+        await screen.query_one("#nodes", KeyedTable).remove()
+        app.on_snapshot_ready(SnapshotReady(frame.snapshot, frame.report, frame.version, True, "", frame))
+        await pilot.pause()
+        assert app.screen is screen and app.is_running

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
@@ -59,17 +61,24 @@ class DataScreen(Screen[None]):
 
     def refresh_data(self) -> None:
         app = self.gapp
-        self.refresh_status()
-        if app.snapshot is not None:
-            with app.batch_update():
-                self.render_data()
+        # Frames come from worker threads at any moment: a screen still composing or being torn
+        # down (its widgets half gone) has nothing to update, and its mount draws the newest data.
+        with contextlib.suppress(NoMatches):
+            self.refresh_status()
+            if app.snapshot is not None:
+                with app.batch_update():
+                    self.render_data()
 
     def refresh_status(self) -> None:
         app = self.gapp
         self.data_version = app.data_version
+        try:
+            status = self.query_one(StatusLine)
+        except NoMatches:
+            return  # composing or torn down (see refresh_data)
         # One line of fixed height: no relayout of the whole screen for it on every snapshot.
-        self.query_one(StatusLine).update(status_text(app.snapshot, bundle_time=app.bundle_time,
-                                                      error=app.diagnose_error), layout=False)
+        status.update(status_text(app.snapshot, bundle_time=app.bundle_time, error=app.diagnose_error),
+                      layout=False)
 
     def render_data(self) -> None:
         """Update widgets from `self.gapp.detail_snapshot` / `.report` (the snapshot is never None here)."""

@@ -127,6 +127,14 @@ class Generations(Generic[T]):
             return True, hit[1]
         return False, None
 
+    def latest(self, key: object) -> T | None:
+        """The value last stored under `key` in this generation or the one before, whatever its inputs (None if
+        none): lets a recomputation start from what it was. Call after `lookup` for this snapshot."""
+        hit = self._current.get(key)
+        if hit is None:
+            hit = self._previous.get(key)
+        return None if hit is None else hit[1]
+
     def store(self, key: object, inputs: tuple[object, ...], value: T) -> T:
         self._current[key] = (inputs, value)
         return value

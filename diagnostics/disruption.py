@@ -153,21 +153,17 @@ def zero_budgets(pool: NodePool, reason: str, now: datetime) -> list[tuple[int, 
 def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
     """Every reason found in the snapshot why Karpenter leaves this node alone.
 
-    An idle fleet asks this of hundreds of nodes per run: what reads records only (PDBs) is carried
-    per node, what is the NodePool's alone is worked out once per snapshot.
+    An idle fleet asks this of hundreds of nodes per run: what reads records only (node annotation,
+    PDBs, policy, which events could speak) is carried per node, what is the NodePool's alone is
+    worked out once per snapshot; only pod annotations and events are judged against the time here.
     """
     now = snap.taken_at
-    node = nd.node
-    out: list[Blocker] = []
+    idx = snap.index
+    claim_events = idx.events("NodeClaim", nd.claim.name) if nd.claim is not None else None
+    static = _STATIC.get(idx, id(nd), (nd, idx.sources["pdbs"], idx.events("Node", nd.node.name), claim_events),
+                         lambda: _static_blockers(snap, nd))
+    out: list[Blocker] = list(static.node)
     seen_pods: set[tuple[str, str]] = set()
-
-    # Node annotation: only the exact value "true" blocks.
-    if node.meta.annotations.get(DO_NOT_DISRUPT) == "true":
-        out.append(Blocker(
-            "node-annotation", f'node annotated {DO_NOT_DISRUPT}="true"',
-            (Evidence.field(node.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]", "true"),),
-            "Remove the node annotation (it may come from the NodePool's template annotations).",
-            (f"kubectl annotate node {node.name} {DO_NOT_DISRUPT}-",), (node.ref,)))
 
     # Pod annotations.
     for p in nd.annotated_pods:
@@ -184,41 +180,81 @@ def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
             (f"kubectl annotate pod -n {p.namespace} {p.name} {DO_NOT_DISRUPT}- --overwrite",), (p.ref,)))
 
     # PDBs with no disruptions left that select a pod here.
-    pdb_blockers, pdb_keys = _PDB_BLOCKERS.get(snap.index, id(nd), (nd, snap.index.sources["pdbs"]),
-                                               lambda: _pdb_blockers(snap, nd))
-    out += pdb_blockers
-    seen_pdbs = set(pdb_keys)
+    out += static.pdbs
 
     # NodePool-level reasons.
     pool = nd.pool
     if pool is not None:
         reason = "Empty" if nd.empty else "Underutilized"
         out += memoized(snap, ("pool-blockers", id(pool), reason), lambda: _pool_blockers(snap, pool, reason))
-        if pool.consolidation_policy == "WhenEmpty" and nd.workload_pods:
-            names = [f"{p.namespace}/{p.name}" for p in nd.workload_pods]
-            out.append(Blocker(
-                "when-empty", f"NodePool {pool.name} consolidates only WhenEmpty but {len(names)} non-DaemonSet "
-                              f"pod(s) remain ({', '.join(names[:3])})",
-                (Evidence.field(pool.ref, "spec.disruption.consolidationPolicy", "WhenEmpty"),
-                 Evidence.field(node.ref, "non-DaemonSet pods", names[:10],
-                                note="none requests a GPU: they keep the GPU node alive")),
-                "Keep CPU pods off GPU nodes (a NoSchedule GPU taint on the pool) or move them; with "
-                "WhenEmpty the node stays as long as any pod remains.",
-                tuple(f"kubectl delete pod -n {p.namespace} {p.name}" for p in nd.workload_pods[:3])
-                + (() if pool.taints else (_TAINT_PATCH.format(pool=pool.name),)),
-                tuple(p.ref for p in nd.workload_pods[:10])))
+        out += static.policy
 
     # Karpenter's own words on the Node and NodeClaim.
+    if static.events:
+        seen_pdbs = set(static.pdb_keys)
+        latest: dict[str, Event] = {}
+        for e in static.events:
+            if _recent(snap, e):
+                latest[e.message] = e
+        for e in sorted(latest.values(), key=lambda e: e.last_seen or now, reverse=True):
+            out.extend(_event_blocker(snap, nd, e, seen_pods, seen_pdbs))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _StaticBlockers:
+    """The parts of blockers_for that read records only, in the order it reports them."""
+
+    node: tuple[Blocker, ...]
+    """The node's own do-not-disrupt annotation."""
+    pdbs: tuple[Blocker, ...]
+    pdb_keys: frozenset[str]
+    policy: tuple[Blocker, ...]
+    """A WhenEmpty pool with non-DaemonSet pods left on the node."""
+    events: tuple[Event, ...]
+    """DisruptionBlocked/Unconsolidatable events on the node, then its NodeClaim, that _event_blocker does not
+    dismiss by their text alone (whether recent is the caller's)."""
+
+
+_STATIC: Generations[_StaticBlockers] = Generations()
+
+
+def _static_blockers(snap: Snapshot, nd: NodeDisruption) -> _StaticBlockers:
+    """What blockers_for finds whatever the time: carried per node while the node's facts, the PDBs and the
+    events on its Node and NodeClaim are the same objects."""
+    node = nd.node
+    own: list[Blocker] = []
+    # Node annotation: only the exact value "true" blocks.
+    if node.meta.annotations.get(DO_NOT_DISRUPT) == "true":
+        own.append(Blocker(
+            "node-annotation", f'node annotated {DO_NOT_DISRUPT}="true"',
+            (Evidence.field(node.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]", "true"),),
+            "Remove the node annotation (it may come from the NodePool's template annotations).",
+            (f"kubectl annotate node {node.name} {DO_NOT_DISRUPT}-",), (node.ref,)))
+    pdb_blockers, pdb_keys = _PDB_BLOCKERS.get(snap.index, id(nd), (nd, snap.index.sources["pdbs"]),
+                                               lambda: _pdb_blockers(snap, nd))
+    policy: list[Blocker] = []
+    pool = nd.pool
+    if pool is not None and pool.consolidation_policy == "WhenEmpty" and nd.workload_pods:
+        names = [f"{p.namespace}/{p.name}" for p in nd.workload_pods]
+        policy.append(Blocker(
+            "when-empty", f"NodePool {pool.name} consolidates only WhenEmpty but {len(names)} non-DaemonSet "
+                          f"pod(s) remain ({', '.join(names[:3])})",
+            (Evidence.field(pool.ref, "spec.disruption.consolidationPolicy", "WhenEmpty"),
+             Evidence.field(node.ref, "non-DaemonSet pods", names[:10],
+                            note="none requests a GPU: they keep the GPU node alive")),
+            "Keep CPU pods off GPU nodes (a NoSchedule GPU taint on the pool) or move them; with "
+            "WhenEmpty the node stays as long as any pod remains.",
+            tuple(f"kubectl delete pod -n {p.namespace} {p.name}" for p in nd.workload_pods[:3])
+            + (() if pool.taints else (_TAINT_PATCH.format(pool=pool.name),)),
+            tuple(p.ref for p in nd.workload_pods[:10])))
     events = list(snap.index.events("Node", node.name))
     if nd.claim is not None:
         events += snap.index.events("NodeClaim", nd.claim.name)
-    latest: dict[str, Event] = {}
-    for e in events:
-        if e.reason in ("DisruptionBlocked", "Unconsolidatable") and _recent(snap, e):
-            latest[e.message] = e
-    for e in sorted(latest.values(), key=lambda e: e.last_seen or now, reverse=True):
-        out.extend(_event_blocker(snap, nd, e, seen_pods, seen_pdbs))
-    return out
+    has_pool = nd.pool is not None
+    said = tuple(e for e in events if e.reason in ("DisruptionBlocked", "Unconsolidatable")
+                 and not _dismissed(e.message, has_pool))
+    return _StaticBlockers(tuple(own), tuple(pdb_blockers), pdb_keys, tuple(policy), said)
 
 
 _PDB_BLOCKERS: Generations[tuple[list[Blocker], frozenset[str]]] = Generations()
@@ -338,6 +374,20 @@ def _pdb_blocker(pdb: Pdb, pod: Pod | None) -> Blocker:
         "Scale the workload up so a replica may go, or relax the PDB (maxUnavailable: 1).",
         (f"kubectl get pdb -n {ns} {name} -o wide", f"kubectl patch pdb -n {ns} {name} --type merge -p '{patch}'"),
         (pdb.ref,) + ((pod.ref,) if pod else ()))
+
+
+def _dismissed(message: str, has_pool: bool) -> bool:
+    """_event_blocker returns [] for this text whatever the time (`has_pool`: the node's NodePool is known)."""
+    msg = message.removeprefix("(combined from similar events): ")
+    if "do-not-disrupt" in msg and _POD_REF.search(msg):
+        return False
+    if ("pdb" in msg.lower() or "PodDisruptionBudget" in msg) and _PDB_REF.search(msg):
+        return False
+    if "do-not-disrupt" in msg:
+        return True
+    if "nominated for a pending pod" in msg.lower() or "isn't initialized" in msg or "deleting" in msg:
+        return True
+    return ("consolidation policy WhenEmpty" in msg or "consolidation disabled" in msg) and has_pool
 
 
 def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[tuple[str, str]],

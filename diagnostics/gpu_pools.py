@@ -273,12 +273,22 @@ def on_demand_fallbacks(snap: Snapshot, pool: NodePool, pods: Sequence[Pod] = ()
     """Other ready pools that can launch on-demand GPU instances for these pods.
 
     Without pods, a pool qualifies when its taints are a subset of this pool's taints (whatever
-    tolerates this pool tolerates it) and its requirements do not exclude accelerators.
+    tolerates this pool tolerates it) and its requirements do not exclude accelerators. Callers must
+    not modify the list.
     """
+    # pool_fits_pod reads only what pod_shape holds: one pod per shape answers for its replicas. The answer
+    # reads NodePool records and those shapes only, so it is carried while they are the same.
+    shapes = {pod_shape(snap, p): p for p in pods}
+    return _FALLBACKS.get(snap.index, (pool.name, tuple(shapes)), (pool, snap.index.sources["nodepools"]),
+                          lambda: _on_demand_fallbacks(snap, pool, list(shapes.values())))
+
+
+_FALLBACKS: Generations[list[NodePool]] = Generations()
+
+
+def _on_demand_fallbacks(snap: Snapshot, pool: NodePool, pods: Sequence[Pod]) -> list[NodePool]:
     out = []
     mine = {(t.key, t.value, t.effect) for t in blocking_taints(pool)}
-    # pool_fits_pod reads only what pod_shape holds: one pod per shape answers for its replicas.
-    pods = list({pod_shape(snap, p): p for p in pods}.values())
     for other in snap.nodepools:
         if other.name == pool.name or "on-demand" not in capacity_types(other):
             continue

@@ -15,6 +15,7 @@ copying 60k entries per snapshot touched every pod record and cost more than the
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections import defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -152,11 +153,12 @@ def _replace(items: list[Any], r: Any, a: Any, slots: dict[K, dict[int, int]], k
     """Put `a` where `r` (the object itself) is in `items`; False if it is not there. A scan for a node's
     few pods, an index (kept in `slots`) for long lists such as the pending pods."""
     if len(items) <= 64:
-        for i, x in enumerate(items):
-            if x is r:
-                items[i] = a
-                return True
-        return False
+        try:
+            i = list(map(operator.is_, items, itertools.repeat(r))).index(True)  # by identity, at C speed
+        except ValueError:
+            return False
+        items[i] = a
+        return True
     where = slots.get(k)
     if where is None:
         where = slots[k] = {id(x): i for i, x in enumerate(items)}

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from diagnostics.gpu_pools import fitting_pools, pool_ready
 from diagnostics.model import Evidence, Finding, Remediation
+from diagnostics.pod_shape import Shape, pod_shape
 from diagnostics.records import Condition, NodeClass, NodePool, Pod
 from diagnostics.snapshot import Snapshot
 from diagnostics.timeutil import human_age
@@ -110,14 +111,19 @@ def dependent_pods(snap: Snapshot, broken: Sequence[NodePool]) -> list[Pod]:
     names = {p.name for p in broken}
     healthy: dict[int, bool] = {}
     verdicts: dict[int, tuple[list[NodePool], bool]] = {}  # replicas share their fitting_pools list
+    by_shape: dict[Shape, bool] = {}  # fitting_pools gives one list per shape: look it up once per shape
     out = []
     for pod in snap.index.pending_gpu_pods:
-        fits = fitting_pools(snap, pod)
-        known = verdicts.get(id(fits))
-        if known is None:
-            known = verdicts[id(fits)] = (fits, any(p.name in names for p in fits) and all(
-                p.name in names or not _healthy(snap, p, healthy) for p in fits))
-        if known[1]:
+        shape = pod_shape(snap, pod)
+        waits = by_shape.get(shape)
+        if waits is None:
+            fits = fitting_pools(snap, pod)
+            known = verdicts.get(id(fits))
+            if known is None:
+                known = verdicts[id(fits)] = (fits, any(p.name in names for p in fits) and all(
+                    p.name in names or not _healthy(snap, p, healthy) for p in fits))
+            waits = by_shape[shape] = known[1]
+        if waits:
             out.append(pod)
     return out
 

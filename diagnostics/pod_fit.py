@@ -14,7 +14,7 @@ import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from diagnostics.carry import CARRIED, Generations, PerItem
+from diagnostics.carry import CARRIED, Generations, PerItem, same_items
 from diagnostics.matching import allowed_values, node_matches, requirement_matches
 from diagnostics.model import Evidence, ObjectRef, clip
 from diagnostics.records import (
@@ -508,7 +508,14 @@ def _used_on(snap: Snapshot) -> list[dict[str, float]]:
     idx = snap.index
     by_node = idx.pods_by_node
     return _USED.values(None, accelerator_nodes(snap), (), by_node, _node_name, idx.nodes_with_changed_pods,
-                        lambda n: (n, by_node.get(n.name, ())), lambda n: _requested(by_node.get(n.name, ())))
+                        lambda n: (n, by_node.get(n.name, ())), lambda n: _requested(by_node.get(n.name, ())),
+                        lambda n, _earlier, was: _same_or_new(was, _requested(by_node.get(n.name, ()))))
+
+
+def _same_or_new(was: dict[str, float], now: dict[str, float]) -> dict[str, float]:
+    """`was` when the sums did not change (a pod's labels or status moved, not its requests): the free
+    index and per-node fits then see the node as unchanged by identity."""
+    return was if was == now else now
 
 
 def _node_name(node: Node) -> str:
@@ -532,6 +539,10 @@ class _FreeIndex:
     used: list[dict[str, float]]
     allocatable: list[dict[str, float]]
     index: dict[str, list[tuple[float, int]]]
+    base: _FreeIndex | None = None
+    """The index this one was patched from (None after a full build)."""
+    moved: tuple[int, ...] = ()
+    """Positions whose `used` is another object than in `base`: only their candidacy can differ."""
 
 
 def _free_index(snap: Snapshot) -> _FreeIndex:
@@ -570,12 +581,14 @@ def _patch_free(before: _FreeIndex, used: list[dict[str, float]]) -> _FreeIndex 
     index = dict(before.index)
     copied: set[str] = set()
     differ = list(map(operator.is_not, before.used, used))
+    moved: list[int] = []
     i = -1
     while True:
         try:
             i = differ.index(True, i + 1)
         except ValueError:
-            return _FreeIndex(before.nodes, used, before.allocatable, index)
+            return _FreeIndex(before.nodes, used, before.allocatable, index, before, tuple(moved))
+        moved.append(i)
         for r, a in before.allocatable[i].items():
             entries = index[r]
             if r not in copied:
@@ -621,19 +634,93 @@ _NODE_FIT: Generations[NodeFit | None] = Generations()
 """fit_node by (pod shape, node): it reads the node, the requests on it (used_by_node) and the shape's fields."""
 
 
-_NODE_FITS: Generations[tuple[NodeFit, ...]] = Generations()
+@dataclass(frozen=True, slots=True)
+class _ShapeFits:
+    """fit_nodes for one pod shape against one free index, by candidate node position."""
+
+    free: _FreeIndex
+    verdicts: dict[int, NodeFit | None]
+    """Candidate positions, in order, and fit_node's verdict on each."""
+    fits: tuple[NodeFit, ...]
+    """The verdicts that are not None, in order: what fit_nodes gives."""
+
+
+_NODE_FITS: Generations[_ShapeFits] = Generations()
 
 
 def _node_fits(snap: Snapshot, pod: Pod, shape: Shape) -> tuple[NodeFit, ...]:
     """fit_nodes, shared by pods of one shape while the nodes and the pods on them are unchanged.
 
-    A NodeFit's evidence names only the node, so replicas of a workload share their fits.
+    A NodeFit's evidence names only the node, so replicas of a workload share their fits. When some
+    pods changed, only the nodes whose requests changed are judged again, and an unchanged answer
+    is the same tuple as last time (so the PodFit built on it is found by identity).
     """
     if not snap.status("nodes").state.usable:
         return ()
     src = snap.index.sources
-    return _NODE_FITS.get(snap.index, shape, (src["nodes"], src["pods"]),
-                          lambda: tuple(fit_nodes(snap, pod, shape)))
+
+    def compute() -> _ShapeFits:
+        free = _free_index(snap)
+        was = _NODE_FITS.latest(shape)
+        if was is not None and was.free is free:
+            return was
+        if was is not None and free.base is was.free:
+            return _patch_shape_fits(snap, pod, shape, free, was)
+        return _shape_fits(snap, pod, shape, free)
+
+    return _NODE_FITS.get(snap.index, shape, (src["nodes"], src["pods"]), compute).fits
+
+
+def _candidate(free: _FreeIndex, i: int, want: Mapping[str, float]) -> bool:
+    """Node `i` is in the free index with at least `want` free of each accelerator (what fit_nodes bisects for)."""
+    alloc, used = free.allocatable[i], free.used[i]
+    return all(r in alloc and alloc[r] - used.get(r, 0.0) >= need for r, need in want.items())
+
+
+def _verdict(snap: Snapshot, pod: Pod, shape: Shape, node: Node) -> NodeFit | None:
+    used = used_by_node(snap)
+    return _NODE_FIT.get(snap.index, (shape, id(node)), (node, used.get(node.name)),
+                         lambda: fit_node(snap, pod, node))
+
+
+def _shape_fits(snap: Snapshot, pod: Pod, shape: Shape, free: _FreeIndex) -> _ShapeFits:
+    want = accelerators(pod.requests)
+    candidates: set[int] | None = None
+    for res, need in want.items():
+        entries = free.index.get(res, [])
+        ids = {i for _free, i in entries[bisect.bisect_left(entries, (need, -1)):]}
+        candidates = ids if candidates is None else candidates & ids
+    verdicts = {i: _verdict(snap, pod, shape, free.nodes[i]) for i in sorted(candidates or ())}
+    return _ShapeFits(free, verdicts, tuple(f for f in verdicts.values() if f is not None))
+
+
+def _patch_shape_fits(snap: Snapshot, pod: Pod, shape: Shape, free: _FreeIndex, was: _ShapeFits) -> _ShapeFits:
+    """`was` (against free.base) brought up to `free`: only the nodes whose requests moved are looked at."""
+    want = accelerators(pod.requests)
+    if not want:
+        return _ShapeFits(free, was.verdicts, was.fits)
+    verdicts = was.verdicts
+    copied = added = False
+    for i in free.moved:
+        now = _verdict(snap, pod, shape, free.nodes[i]) if _candidate(free, i, want) else _ABSENT
+        if verdicts.get(i, _ABSENT) is now:
+            continue
+        if not copied:
+            verdicts, copied = dict(verdicts), True
+        if now is _ABSENT:
+            del verdicts[i]
+        else:
+            added = added or i not in verdicts
+            verdicts[i] = now  # type: ignore[assignment]
+    if not copied:
+        return _ShapeFits(free, verdicts, was.fits)
+    if added:
+        verdicts = {i: verdicts[i] for i in sorted(verdicts)}
+    fits = tuple([f for f in verdicts.values() if f is not None])
+    return _ShapeFits(free, verdicts, was.fits if same_items(fits, was.fits) else fits)
+
+
+_ABSENT: object = object()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from datetime import datetime
 from diagnostics.carry import CARRIED, Generations, PerItem
 from diagnostics.disruption import (
     DO_NOT_DISRUPT,
+    Blocker,
     NodeDisruption,
     blockers_for,
     do_not_disrupt_state,
@@ -50,8 +51,13 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
     examined, idle = carried(snap, "gt501-idle-gpu-nodes", ("nodes", "nodeclaims", "pods", "nodepools"),
                              lambda: _idle_gpu_nodes(snap))
     yield examined
+    idx = snap.index
+    logs_namespace: list[str] = []  # looked up once per run, if a finding needs it
     for node, claim, init, nd in idle:
-        facts = _FACTS.get(snap.index, id(nd), (nd,), lambda: _facts(node, claim, init, nd))
+        found, state = _NODES.lookup(idx, id(nd), (nd,))
+        if not found or state is None:
+            state = _NODES.store(id(nd), (nd,), (_facts(node, claim, init, nd), None, None))
+        facts = state[0]
         idle_for = snap.age(facts.idle_since)
         if idle_for is None:
             continue
@@ -66,51 +72,87 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
             continue
 
         blockers = blockers_for(snap, nd)
-        gpus = facts.gpus
-        gpu_hours = gpus * idle_for / 3600
-        node_ref, claim_ref = facts.node_ref, facts.claim_ref
-        ev: list[Evidence] = [Evidence.field(
-            node_ref, "status.allocatable", facts.allocatable,
-            note=f"{gpus:g} GPU(s) idle for {human_age(idle_for)} (~{gpu_hours:.1f} GPU-hours): " + facts.pods_text)]
-        if facts.last_pod_event is not None:
-            ev.append(Evidence.field(claim_ref, "status.lastPodEventTime", facts.last_pod_event,
-                                     note=f"last pod scheduled/removed {human_age(idle_for)} ago"))
-        if consolidatable is not None:
-            ev.append(Evidence.condition(claim_ref or node_ref, consolidatable.as_dict(),
-                                         snap.age(consolidatable.last_transition)))
-        if facts.pool_evidence is not None:
-            ev.append(facts.pool_evidence)
-        for p in nd.annotated_pods:
-            blocks, why = do_not_disrupt_state(p, snap.taken_at)
-            if not blocks:
-                ev.append(Evidence.field(p.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]",
-                                         p.meta.annotations[DO_NOT_DISRUPT], note=f"{why}: no longer blocks"))
-        for b in blockers:
-            ev.extend(b.evidence)
+        expired = tuple((p, why) for p in nd.annotated_pods
+                        for blocks, why in (do_not_disrupt_state(p, snap.taken_at),) if not blocks)
+        # Everything the finding reads besides the node's records: equal values give an equal finding,
+        # so the last one is reused (an idle node's text changes about once a minute).
+        if not blockers and not logs_namespace:
+            logs_namespace.append(_logs_namespace(snap))
+        said = _Said(human_age(idle_for), f"{facts.gpus * idle_for / 3600:.1f}",
+                     snap.age(consolidatable.last_transition) if consolidatable is not None else None,
+                     expired, tuple(blockers), "" if blockers else logs_namespace[0])
+        if state[1] == said:
+            yield state[2]  # type: ignore[misc]
+            continue
+        finding = _finding(node, claim, nd, facts, said)
+        _NODES.store(id(nd), (nd,), (facts, said, finding))
+        yield finding
 
-        desc = f"{facts.desc} idle {human_age(idle_for)}"
-        if blockers:
-            more = f" (+{len(blockers) - 1} more)" if len(blockers) > 1 else ""
-            title = f"{desc} but not consolidated: {blockers[0].summary}{more}"
-        else:
-            title = f"{desc} but not consolidated: no blocker visible in the snapshot"
-        commands = [c for b in blockers for c in b.commands]
-        texts = [b.fix for b in blockers]
-        if not blockers:
-            texts.append("Nothing in the snapshot explains it: read the Karpenter controller log for this node.")
-            commands.append(_logs_command(snap, node.name))
-        cost = (f"{gpus:g} GPU(s) have been idle for {human_age(idle_for)} (~{gpu_hours:.1f} GPU-hours billed for "
-                "nothing).")
-        if claim is not None:
-            texts.append("To remove the node now, delete its NodeClaim (Karpenter drains it, respecting PDBs).")
-            commands.append(f"kubectl delete nodeclaim {claim.name}")
-        yield Finding(
-            subject=node_ref,
-            title=title,
-            evidence=tuple(ev),
-            remediation=Remediation(" ".join([cost, *dict.fromkeys(texts)]), tuple(dict.fromkeys(commands))),
-            related=tuple(r for r in refs_of(blockers) if r != node_ref) + ((claim_ref,) if claim_ref else ()),
-        )
+
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """The time-dependent values an idle node's finding shows (see _finding)."""
+
+    idle: str
+    """human_age of the idle time."""
+    gpu_hours: str
+    consolidatable_age: float | None
+    expired: tuple[tuple[Pod, str], ...]
+    """Annotated pods whose do-not-disrupt no longer blocks, with why."""
+    blockers: tuple[Blocker, ...]
+    logs_namespace: str
+    """Where the Karpenter controller runs ('' when there are blockers: the command is not shown)."""
+
+
+_NODES: Generations[tuple[_Facts, _Said | None, Finding | None]] = Generations()
+"""Per idle node (its NodeDisruption): the time-independent facts, and the last finding with what it said."""
+
+
+def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Facts, said: _Said) -> Finding:
+    """The finding on an idle node: a function of its records and `said` alone (so it can be reused)."""
+    blockers = said.blockers
+    consolidatable = facts.consolidatable
+    gpus = facts.gpus
+    node_ref, claim_ref = facts.node_ref, facts.claim_ref
+    ev: list[Evidence] = [Evidence.field(
+        node_ref, "status.allocatable", facts.allocatable,
+        note=f"{gpus:g} GPU(s) idle for {said.idle} (~{said.gpu_hours} GPU-hours): " + facts.pods_text)]
+    if facts.last_pod_event is not None:
+        ev.append(Evidence.field(claim_ref, "status.lastPodEventTime", facts.last_pod_event,
+                                 note=f"last pod scheduled/removed {said.idle} ago"))
+    if consolidatable is not None:
+        ev.append(Evidence.condition(claim_ref or node_ref, consolidatable.as_dict(), said.consolidatable_age))
+    if facts.pool_evidence is not None:
+        ev.append(facts.pool_evidence)
+    for p, why in said.expired:
+        ev.append(Evidence.field(p.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]",
+                                 p.meta.annotations[DO_NOT_DISRUPT], note=f"{why}: no longer blocks"))
+    for b in blockers:
+        ev.extend(b.evidence)
+
+    desc = f"{facts.desc} idle {said.idle}"
+    if blockers:
+        more = f" (+{len(blockers) - 1} more)" if len(blockers) > 1 else ""
+        title = f"{desc} but not consolidated: {blockers[0].summary}{more}"
+    else:
+        title = f"{desc} but not consolidated: no blocker visible in the snapshot"
+    commands = [c for b in blockers for c in b.commands]
+    texts = [b.fix for b in blockers]
+    if not blockers:
+        texts.append("Nothing in the snapshot explains it: read the Karpenter controller log for this node.")
+        commands.append(_logs_command(said.logs_namespace, node.name))
+    cost = (f"{gpus:g} GPU(s) have been idle for {said.idle} (~{said.gpu_hours} GPU-hours billed for "
+            "nothing).")
+    if claim is not None:
+        texts.append("To remove the node now, delete its NodeClaim (Karpenter drains it, respecting PDBs).")
+        commands.append(f"kubectl delete nodeclaim {claim.name}")
+    return Finding(
+        subject=node_ref,
+        title=title,
+        evidence=tuple(ev),
+        remediation=Remediation(" ".join([cost, *dict.fromkeys(texts)]), tuple(dict.fromkeys(commands))),
+        related=tuple(r for r in refs_of(blockers) if r != node_ref) + ((claim_ref,) if claim_ref else ()),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +172,6 @@ class _Facts:
     last_pod_event: str | None
     pool_evidence: Evidence | None
     desc: str
-
-
-_FACTS: Generations[_Facts] = Generations()
 
 
 def _facts(node: Node, claim: NodeClaim | None, init: Condition | None, nd: NodeDisruption) -> _Facts:
@@ -209,10 +248,14 @@ def _idle(snap: Snapshot, node: Node, claim: NodeClaim | None) -> tuple[
     return node, claim, init, nd
 
 
-def _logs_command(snap: Snapshot, node: str) -> str:
-    """`kubectl logs` for the Karpenter controller, in the namespace it actually runs in."""
+def _logs_namespace(snap: Snapshot) -> str:
+    """The namespace the Karpenter controller actually runs in."""
     pod = snap.index.first_pod("karpenter", _is_karpenter)
-    ns = "kube-system" if pod is None else pod.namespace
+    return "kube-system" if pod is None else pod.namespace
+
+
+def _logs_command(ns: str, node: str) -> str:
+    """`kubectl logs` for the Karpenter controller in namespace `ns`."""
     return f"kubectl logs -n {ns} -l app.kubernetes.io/name=karpenter --tail=500 | grep {node}"
 
 

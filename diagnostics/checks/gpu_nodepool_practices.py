@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from diagnostics.carry import PerItem
+from diagnostics.carry import PerItem, same_items
 from diagnostics.disruption import DO_NOT_DISRUPT, do_not_disrupt_state, do_not_disrupt_static
 from diagnostics.gpu_pools import (
     CAPACITY_TYPE,
@@ -236,8 +236,10 @@ def _pool_jobs(snap: Snapshot, pool: str) -> list[_NodeJobs]:
         return _node_jobs(_jobs_on(node, by_node.get(node.name, ())))
 
     def patch(node: Node, earlier: tuple[object, ...], was: _NodeJobs) -> _NodeJobs:
-        return _node_jobs(_patch_pod_list(node, by_node.get(node.name, ()), earlier[1], was.jobs,  # type: ignore[arg-type]
-                                          _pod_of_job, _jobs_on))
+        jobs = _patch_pod_list(node, by_node.get(node.name, ()), earlier[1], was.jobs,  # type: ignore[arg-type]
+                               _pod_of_job, _jobs_on)
+        # The pods that changed ran no job here (CPU, DaemonSet or stateless pods): the node's jobs are as they were.
+        return was if same_items(jobs, was.jobs) else _node_jobs(jobs)
 
     return _JOBS_ON_NODE.values(pool, idx.nodes_by_pool.get(pool, ()), (), by_node, _name_of,
                                 idx.nodes_with_changed_pods, lambda n: (n, by_node.get(n.name, ())), compute, patch)

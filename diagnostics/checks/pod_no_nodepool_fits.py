@@ -166,13 +166,7 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
                  f"node can take it{more}")
         severity = Severity.WARNING  # it may be waiting for a non-Karpenter node group on purpose
     else:
-        firsts = {p.reasons[0].text for p in pf.pools}
-        if len(pf.pools) > 1 and len(firsts) == 1:
-            clauses = [f"all {len(pf.pools)} NodePools: {firsts.pop()}"]
-        else:
-            clauses = [f"{p.pool.name}: {p.reasons[0].text}"
-                       + (f" (+{len(p.reasons) - 1})" if len(p.reasons) > 1 else "") for p in pf.pools]
-        title = f"{who} fits no NodePool - " + clip("; ".join(clauses), 240) + more
+        title = f"{who} fits no NodePool - " + _per_fit(snap, "clauses", pf, lambda: _clauses(pf)) + more
     ev: list[Evidence] = list(_per_fit(snap, "evidence", pf, lambda: _pool_evidence(pf)))
     if not pf.pools:
         ev.append(Evidence.absence(None, "NodePools (karpenter.sh/v1)", note="none in the cluster"))
@@ -189,11 +183,23 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
                                         "that opt out of it"))
     ev.extend(event_evidence(snap, pod, g.sched.scheduler))
     ev.extend(events_note(snap))
-    related: list[ObjectRef] = g.refs[1:] + [p.pool.ref for p in pf.pools]
+    related: list[ObjectRef] = g.refs[1:] + list(_per_fit(snap, "pool-refs", pf,
+                                                         lambda: tuple(p.pool.ref for p in pf.pools)))
     if wl.kind != "Pod":
         related.append(wl.ref)
     return Finding(subject=pod.ref, title=title, evidence=tuple(ev), remediation=_remedy(pod, pf, wl, g),
                    related=tuple(related), severity=severity)
+
+
+def _clauses(pf: PodFit) -> str:
+    """Each NodePool's first reason (or the one they all share), for the title: the same for every pod of the fit."""
+    firsts = {p.reasons[0].text for p in pf.pools}
+    if len(pf.pools) > 1 and len(firsts) == 1:
+        clauses = [f"all {len(pf.pools)} NodePools: {firsts.pop()}"]
+    else:
+        clauses = [f"{p.pool.name}: {p.reasons[0].text}"
+                   + (f" (+{len(p.reasons) - 1})" if len(p.reasons) > 1 else "") for p in pf.pools]
+    return clip("; ".join(clauses), 240)
 
 
 def _pool_evidence(pf: PodFit) -> tuple[Evidence, ...]:

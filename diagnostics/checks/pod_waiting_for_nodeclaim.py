@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
 
-from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.pending import triage
-from diagnostics.pod_events import event_evidence
+from diagnostics.carry import Generations
+from diagnostics.model import Evidence, EvidenceKind, Finding, ObjectRef, Remediation, Severity
+from diagnostics.pending import Triage, triage
+from diagnostics.pod_events import clip
 from diagnostics.pod_fit import accel_text
 from diagnostics.records import NodeClaim
 from diagnostics.registry import check
@@ -54,50 +57,115 @@ def pod_waiting_for_nodeclaim(snap: Snapshot) -> Iterator[Finding | int]:
         if t.daemonset:
             continue
         yield 1
-        pod, w = t.pod, t.waiting
+        w = t.waiting
         if w is None or not w.in_progress or w.claim is None:
             continue
-        claim = w.claim
-        stage, verb, since_cond = stage_of(claim)
-        started = claim.meta.created
-        if since_cond:
-            c = claim.condition(since_cond)
-            started = (c.last_transition if c is not None and c.last_transition else started)
-        claim_age = snap.age(claim.meta.created)
-        stage_age = snap.age(started)
+        # What the finding says whatever the time, worked out once per triaged pod (its records).
+        st = _STATIC.get(snap.index, id(t), (t,), lambda: _static(t))
+        claim_age = snap.age(st.created)
+        stage_age = snap.age(st.started)
         stuck = claim_age is not None and claim_age > STUCK_AFTER
-        blocking = claim.condition(stage)
-        what = ", ".join(x for x in (claim.instance_type, claim.zone, claim.capacity_type) if x)
-        detail = ""
-        if blocking is not None and (blocking.reason or blocking.message):
-            detail = f": {stage}={blocking.status} {blocking.reason}".rstrip()
-        title = (f"{pod.namespace}/{pod.name} ({accel_text(pod.requests)}) waits for NodeClaim {claim.name}"
-                 + (f" ({what})" if what else "")
-                 + f", {verb} for {human_age(stage_age)}{detail}"
+        title = (f"{st.head}, {st.verb} for {human_age(stage_age)}{st.detail}"
                  + (f" - claim is {human_age(claim_age)} old" if stuck else ""))
         ev: list[Evidence] = []
-        if w.via == "event":
-            ev.extend(event_evidence(snap, pod, w.event, note="Karpenter's nomination"))
-        else:
-            ev.append(Evidence.field(pod.ref, "status.nominatedNodeName", pod.nominated_node))
-        ev.append(Evidence.field(claim.ref, "metadata.creationTimestamp",
-                                 claim.meta.created.isoformat().replace("+00:00", "Z") if claim.meta.created else None,
+        if st.nomination is not None:
+            e = st.nomination
+            ev.append(Evidence(e.kind, e.subject, e.path, e.value, e.note, count=e.count,
+                               age_seconds=snap.age(st.nominated_seen)))
+        elif st.nominated_field is not None:
+            ev.append(st.nominated_field)
+        ev.append(Evidence.field(st.claim_ref, "metadata.creationTimestamp", st.created_text,
                                  note=f"age {human_age(claim_age)}"))
-        if blocking is not None:
-            ev.append(Evidence.condition(claim.ref, blocking.as_dict(), snap.age(blocking.last_transition),
-                                         note=f"{verb} for {human_age(stage_age)}"))
+        if st.blocking is not None:
+            ev.append(Evidence(EvidenceKind.CONDITION, st.claim_ref, st.blocking.path, st.blocking.value,
+                               f"{st.verb} for {human_age(stage_age)}",
+                               age_seconds=snap.age(st.blocking_since)))
         else:
-            ev.append(Evidence.absence(claim.ref, f"status.conditions[{stage}]", note="not reported yet"))
-        if claim.node_name:
-            ev.append(Evidence.field(claim.ref, "status.nodeName", claim.node_name))
+            ev.append(st.absent)  # type: ignore[arg-type]
+        if st.node_field is not None:
+            ev.append(st.node_field)
         yield Finding(
-            subject=pod.ref,
+            subject=st.subject,
             title=title,
             evidence=tuple(ev),
-            remediation=_remedy(claim, stage, stuck),
+            remediation=st.stuck_remedy if stuck else st.remedy,
             severity=Severity.WARNING if stuck else None,
-            related=(claim.ref,) + ((w.node.ref,) if w.node is not None else ()),
+            related=st.related,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Static:
+    """The time-independent parts of a waiting pod's finding (ages are filled in per snapshot)."""
+
+    subject: ObjectRef
+    head: str
+    """`ns/pod (GPUs) waits for NodeClaim X (type, zone, capacity)`."""
+    verb: str
+    detail: str
+    created: datetime | None
+    created_text: str | None
+    started: datetime | None
+    """When the current stage began: the age shown."""
+    claim_ref: ObjectRef
+    nomination: Evidence | None
+    """Karpenter's Nominated event as evidence, without its age (nominated_seen)."""
+    nominated_seen: datetime | None
+    nominated_field: Evidence | None
+    blocking: Evidence | None
+    """The condition not yet True, as evidence without its note and age (blocking_since)."""
+    blocking_since: datetime | None
+    absent: Evidence | None
+    node_field: Evidence | None
+    remedy: Remediation
+    stuck_remedy: Remediation
+    related: tuple[ObjectRef, ...]
+
+
+_STATIC: Generations[_Static] = Generations()
+
+
+def _static(t: Triage) -> _Static:
+    pod, w = t.pod, t.waiting
+    assert w is not None and w.claim is not None
+    claim = w.claim
+    stage, verb, since_cond = stage_of(claim)
+    started = claim.meta.created
+    if since_cond:
+        c = claim.condition(since_cond)
+        started = (c.last_transition if c is not None and c.last_transition else started)
+    blocking = claim.condition(stage)
+    what = ", ".join(x for x in (claim.instance_type, claim.zone, claim.capacity_type) if x)
+    detail = ""
+    if blocking is not None and (blocking.reason or blocking.message):
+        detail = f": {stage}={blocking.status} {blocking.reason}".rstrip()
+    head = (f"{pod.namespace}/{pod.name} ({accel_text(pod.requests)}) waits for NodeClaim {claim.name}"
+            + (f" ({what})" if what else ""))
+    nomination = nominated_field = None
+    nominated_seen = None
+    if w.via == "event":
+        e = w.event
+        if e is not None:  # event_evidence(snap, pod, e, note=...) less the age
+            nomination = Evidence.event(pod.ref, e.reason, clip(e.message), e.count, None,
+                                        note="Karpenter's nomination", type_=e.type)
+            nominated_seen = e.last_seen
+    else:
+        nominated_field = Evidence.field(pod.ref, "status.nominatedNodeName", pod.nominated_node)
+    created = claim.meta.created
+    return _Static(
+        subject=pod.ref, head=head, verb=verb, detail=detail, created=created,
+        created_text=created.isoformat().replace("+00:00", "Z") if created else None,
+        started=started, claim_ref=claim.ref, nomination=nomination, nominated_seen=nominated_seen,
+        nominated_field=nominated_field,
+        blocking=Evidence.condition(claim.ref, blocking.as_dict()) if blocking is not None else None,
+        blocking_since=blocking.last_transition if blocking is not None else None,
+        absent=None if blocking is not None else Evidence.absence(claim.ref, f"status.conditions[{stage}]",
+                                                                  note="not reported yet"),
+        node_field=Evidence.field(claim.ref, "status.nodeName", claim.node_name) if claim.node_name else None,
+        remedy=_remedy(claim, stage, False),
+        stuck_remedy=_remedy(claim, stage, True),
+        related=(claim.ref,) + ((w.node.ref,) if w.node is not None else ()),
+    )
 
 
 def _remedy(claim: NodeClaim, stage: str, stuck: bool) -> Remediation:

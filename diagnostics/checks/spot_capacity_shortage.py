@@ -28,6 +28,7 @@ from diagnostics.gpu_pools import (
 )
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.nodeclass_health import short
+from diagnostics.pod_shape import Shape, pod_shape
 from diagnostics.records import Event, NodeClaim, NodePool, Pod
 from diagnostics.aws_facts import spot_advice_evidence
 from diagnostics.messages import OFFERING_FRAGMENTS, Nomination, parse_nominated
@@ -366,7 +367,14 @@ def _affected_pods(snap: Snapshot, s: Shortage, pool: NodePool | None) -> list[P
     keys = set(s.nominations) | {(p.namespace, p.name) for p, _ in s.offering_events}
     pods = [idx.pod[k] for k in sorted(keys) if k in idx.pod and idx.pod[k].pending]
     if not pods and pool is not None:
-        pods = [p for p in idx.pending_gpu_pods if pool.name in {fp.name for fp in fitting_pools(snap, p)}]
+        fits: dict[Shape, bool] = {}  # fitting_pools answers per shape: ask once per shape
+        for p in idx.pending_gpu_pods:
+            shape = pod_shape(snap, p)
+            fit = fits.get(shape)
+            if fit is None:
+                fit = fits[shape] = pool.name in {fp.name for fp in fitting_pools(snap, p)}
+            if fit:
+                pods.append(p)
     return pods
 
 

@@ -372,3 +372,155 @@ def test_first_pod_follows_records_replaced_between_snapshots() -> None:
             c.put("pods", new)
         snap = c.store.snapshot()
         assert snap.index.first_pod("test-mark", marked) is next((p for p in snap.pods if marked(p)), None)
+
+
+# --- what a watch burst replaces: pods on GPU nodes, seconds apart -----------------------------------------
+
+def _node_fits_by_pod(snap: Any) -> dict[str, tuple[Any, ...]]:
+    from diagnostics.pending import placeable
+
+    return {t.pod.name: pf.nodes for t, pf in placeable(snap)[1]}
+
+
+def test_node_fits_follow_requests_on_gpu_nodes_through_a_burst() -> None:
+    # A pending pod's candidate nodes are patched for the nodes whose requests changed (by value: a pod whose
+    # labels changed leaves its node's requests, and so its fits, alone); warm must equal cold at every step.
+    now = datetime(2026, 8, 21, 12, 0, 0, tzinfo=timezone.utc)
+    c = Cluster(Fleet("S", now=now).all_objects(), now)
+    rng = random.Random(5)
+    seen_candidates = 0
+    freed = rng.sample(sorted({p["spec"]["nodeName"] for p in c.of("pods", _bound_gpu_pod)}), 10)
+    for step in range(10):
+        bound = c.of("pods", _bound_gpu_pod)
+        if step in (0, 5):  # every GPU pod on a few nodes finishes: candidates for the pending pods
+            for pod in [p for p in bound if p["spec"]["nodeName"] in freed]:
+                new = copy.deepcopy(pod)
+                new["status"]["phase"] = "Succeeded"
+                c.put("pods", new)
+        on_freed = [p for p in bound if p["spec"]["nodeName"] in freed]
+        for pod in rng.sample(on_freed, min(4, len(on_freed))) + rng.sample(bound, 8):  # GPUs freed, taken again
+            new = copy.deepcopy(pod)
+            new["status"]["phase"] = "Succeeded" if pod["status"].get("phase") == "Running" else "Running"
+            c.put("pods", new)
+        for pod in rng.sample(bound, 12):  # labels only: the node's requests stay as they were
+            new = copy.deepcopy(pod)
+            new["metadata"].setdefault("labels", {})["burst"] = str(step)
+            c.put("pods", new)
+        c.now += timedelta(seconds=rng.choice((1, 2, 61)))
+        warm = _node_fits_by_pod(c.store.snapshot())
+        c.assert_warm_equals_cold(after=f"step {step}")
+        forget()
+        cold = _node_fits_by_pod(c.store.snapshot())
+        assert warm == cold, f"step {step}"
+        seen_candidates += sum(len(fits) for fits in warm.values())
+    assert seen_candidates  # some pending pod had candidate nodes: the patch was exercised
+
+
+def _disruption_event(node: str, n: int, message: str, seen: datetime) -> Obj:
+    stamp = seen.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"apiVersion": "v1", "kind": "Event", "type": "Normal", "reason": "DisruptionBlocked", "count": 1,
+            "message": message, "firstTimestamp": stamp, "lastTimestamp": stamp,
+            "source": {"component": "karpenter"},
+            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node},
+            "metadata": {"name": f"{node}.blocked{n}", "namespace": "default"}}
+
+
+def test_idle_node_findings_follow_the_clock_and_their_events() -> None:
+    # Idle GPU nodes' findings are reused while what they show (idle time, GPU-hours, blockers) is unchanged;
+    # their events are sorted into "dismissed by text" once per node. Small clock steps keep most findings,
+    # larger ones change the texts and let events age out; warm must equal cold throughout.
+    now = datetime(2026, 8, 21, 12, 0, 0, tzinfo=timezone.utc)
+    c = Cluster(Fleet("S", now=now).all_objects(), now)
+    nodes = sorted({p["spec"]["nodeName"] for p in c.of("pods", _bound_gpu_pod)})[:8]
+    for pod in c.of("pods", lambda o: _bound_gpu_pod(o) and o["spec"]["nodeName"] in nodes):
+        new = copy.deepcopy(pod)
+        new["status"]["phase"] = "Succeeded"
+        c.put("pods", new)
+    messages = ("Node is nominated for a pending pod", "Cannot disrupt Node: state node is nominated for a pending pod",
+                "No allowed disruptions for disruption reason Underutilized due to blocking budget",
+                'Cannot disrupt Node: pod "team-a/job-0" has "karpenter.sh/do-not-disrupt" annotation',
+                "Cannot disrupt Node: PodDisruptionBudget=[team-a/pdb-x] prevents pod evictions",
+                "Cannot disrupt Node: consolidation policy WhenEmpty")
+    for i, node in enumerate(nodes):
+        for j, message in enumerate(messages[i % 3:i % 3 + 3]):
+            c.put("events", _disruption_event(node, j, message, c.now + timedelta(minutes=40)))
+    rng = random.Random(9)
+    shown: set[str] = set()
+    for step in range(14):
+        c.now += timedelta(seconds=rng.choice((1, 3, 45, 61, 900, 2400)))
+        if step in (5, 9):  # Karpenter says something new about some idle nodes
+            for i, node in enumerate(nodes[step % 2::2]):
+                c.put("events", _disruption_event(node, 10 + step, messages[(i + step) % len(messages)], c.now))
+        if step % 4 == 3:  # a DaemonSet-free pod on an idle node gets (or drops) do-not-disrupt
+            pods = c.of("pods", lambda o: (o.get("spec") or {}).get("nodeName") in nodes)
+            if pods:
+                new = copy.deepcopy(rng.choice(pods))
+                new["metadata"].setdefault("annotations", {})["karpenter.sh/do-not-disrupt"] = rng.choice(
+                    ("true", "1m", "bogus"))
+                c.put("pods", new)
+        report = c.assert_warm_equals_cold(after=f"step {step}")
+        shown |= {f.title for r in report.results if r.check == "consolidation-blocked" for f in r.findings}
+    assert len(shown) > 8  # idle times moved on and findings were built again
+
+
+def test_waiting_pod_findings_follow_the_clock_and_their_nodeclaims() -> None:
+    # The time-independent part of a waiting pod's finding is kept per triaged pod; ages, "stuck" and the
+    # remedy follow the clock, and a NodeClaim that moves on to its next stage is read again.
+    now = datetime(2026, 8, 21, 12, 0, 0, tzinfo=timezone.utc)
+    c = Cluster(Fleet("S", now=now).all_objects(), now)
+    first = c.assert_warm_equals_cold()
+    waiting = [r for r in first.results if r.check == "pod-waiting-for-nodeclaim"][0]
+    assert waiting.findings
+    severities: set[object] = set()
+    for step, seconds in enumerate((1, 30, 61, 300, 600, 3600)):
+        c.now += timedelta(seconds=seconds)
+        if step == 2:  # the claims still coming up move on (their stage starts again)
+            for claim in c.of("nodeclaims", lambda o: any(
+                    cond.get("status") != "True" for cond in (o.get("status") or {}).get("conditions") or ())):
+                new = copy.deepcopy(claim)
+                for cond in (new.get("status") or {}).get("conditions") or ():
+                    cond["lastTransitionTime"] = c.now.strftime("%Y-%m-%dT%H:%M:%SZ")
+                c.put("nodeclaims", new)
+        report = c.assert_warm_equals_cold(after=f"clock +{seconds}s")
+        severities |= {f.severity for r in report.results if r.check == "pod-waiting-for-nodeclaim"
+                       for f in r.findings}
+    assert len(severities) == 2  # on its way, then stuck
+
+
+def test_events_dismissed_by_text_give_no_blocker_whatever_else_holds() -> None:
+    # blockers_for drops, once per node, the events _event_blocker turns into nothing by their text alone:
+    # every dropped text must give no blocker, the others must still reach _event_blocker.
+    from diagnostics.disruption import NodeDisruption, _dismissed, _event_blocker
+    node = """
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-1, labels: {karpenter.sh/nodepool: gpu}}
+"""
+    pool = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec: {template: {spec: {nodeClassRef: {name: default}}}}
+"""
+    texts = ("Node is nominated for a pending pod", "Cannot disrupt Node: state node isn't initialized",
+             "Cannot disrupt Node: state node is marked for deletion, deleting",
+             'Cannot disrupt Node: node has "karpenter.sh/do-not-disrupt" annotation',
+             "(combined from similar events): Cannot disrupt Node: consolidation policy WhenEmpty",
+             "Cannot disrupt Node: consolidation disabled",
+             'Cannot disrupt Node: pod "ml/job-0" has "karpenter.sh/do-not-disrupt" annotation',
+             "Cannot disrupt Node: PodDisruptionBudget=[ml/pdb-x] prevents pod evictions",
+             "No allowed disruptions for disruption reason Drifted due to blocking budget",
+             "Can't replace with a cheaper node", "Unconsolidatable: SpotToSpotConsolidation is disabled")
+    snap = snapshot(node, pool, *(_disruption_event("gpu-1", i, t, NOW) for i, t in enumerate(texts)), taken_at=NOW)
+    assert len(snap.events) == len(texts)
+    dropped = 0
+    for pool_known in (True, False):
+        nd = NodeDisruption(snap.nodes[0], None, snap.nodepools[0] if pool_known else None, [])
+        for e in snap.events:
+            text = e.message
+            if _dismissed(text, pool_known):
+                dropped += 1
+                assert _event_blocker(snap, nd, e, set(), set()) == [], text
+            elif pool_known or ("WhenEmpty" not in text and "disabled" not in text):
+                assert _event_blocker(snap, nd, e, set(), set()), text
+    assert dropped == 6 + 4  # the pool-policy texts are kept when the pool is unknown

@@ -382,6 +382,13 @@ def test_scenario_constant_names_a_shipped_demo() -> None:
     assert SCENARIO in [s.name for s in list_scenarios()]
 
 
+def deliver_frame_again(app: GputuiApp) -> None:
+    """Hand the app its newest frame again, as the frame worker does (forced, so it is announced)."""
+    frame = app.frame
+    assert frame is not None
+    app.on_snapshot_ready(SnapshotReady(frame.snapshot, frame.report, frame.version, True, "", frame))
+
+
 async def test_a_frame_that_lands_before_a_new_screen_is_composed_waits_for_its_mount(start_sim: StartSim) -> None:
     """Frames come from a worker thread at any moment, also between a screen's push and the end of
     its compose (on a loaded machine, the very first frame did): the screen catches up on mount."""
@@ -389,10 +396,8 @@ async def test_a_frame_that_lands_before_a_new_screen_is_composed_waits_for_its_
     app = build_app(kubeconfig, title="test")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        frame = app.frame
-        assert frame is not None
         mounted = app.push_screen(FindingsScreen())
-        app.on_snapshot_ready(SnapshotReady(frame.snapshot, frame.report, frame.version, True, "", frame))
+        deliver_frame_again(app)
         await mounted
         await pilot.pause()
         assert isinstance(app.screen, FindingsScreen)
@@ -406,11 +411,9 @@ async def test_a_frame_that_lands_while_a_screen_is_torn_down_is_dropped(start_s
     app = build_app(kubeconfig, title="test")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        frame = app.frame
-        assert frame is not None
         screen = app.screen
         await screen.query_one(StatusLine).remove()
         await screen.query_one("#nodes", KeyedTable).remove()
-        app.on_snapshot_ready(SnapshotReady(frame.snapshot, frame.report, frame.version, True, "", frame))
+        deliver_frame_again(app)
         await pilot.pause()
         assert app.screen is screen and app.is_running

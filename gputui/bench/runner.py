@@ -105,6 +105,14 @@ class Bench:
         what = "timed out" if t.timed_out else f"exit {t.returncode}"
         return {"error": f"{what}: {t.stderr.strip()[-1500:]}", "wall_s": round(t.wall_s, 3)}
 
+    def reset_burst(self) -> None:
+        """After a probe's burst (its process has exited): put the pods it finished back, so every
+        run measures the same cluster."""
+        assert self.server is not None
+        answer = self.server.post("/reset")
+        if "error" in answer:
+            self.log(f"  could not reset the burst's changes: {answer['error']}")
+
     # --- measurements ---
     def gputui_cache(self, first: bool) -> dict[str, Any]:
         args = ["--kubeconfig", self.kubeconfig, "--diag-runs", str(self.opts.diag_runs)]
@@ -114,6 +122,8 @@ class Bench:
         if first and self.opts.profile:
             args += ["--profile", str(self.workdir / "diagnostics.prof.txt")]
         t = self.probe("gputui.bench.cache_probe", *args)
+        if "--control" in args:
+            self.reset_burst()
         r = t.result
         if not r or "t_complete" not in r:
             return self._error(t)
@@ -199,6 +209,8 @@ class Bench:
             args += ["--control", self.control, "--burst-rate", str(self.opts.burst_rate),
                      "--burst-seconds", str(self.opts.burst_seconds)]
         t = self.probe("gputui.bench.tui_probe", *args)
+        if "--control" in args:
+            self.reset_burst()
         r = t.result
         if not r or "t_first_complete" not in r:
             return self._error(t)

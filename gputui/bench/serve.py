@@ -86,6 +86,25 @@ class Burst:
             self.running = False
             self.finished_at = time.time()
 
+    def reset(self) -> dict[str, Any]:
+        """Put back every GPU pod a burst finished (as ordinary changes, between measurements).
+
+        Each burst flips a different stretch of GPU pods to Succeeded; left as they are, every
+        later run would see more idle GPU nodes, more findings and more rows than the first, and
+        repeated runs would not measure the same cluster.
+        """
+        if self.running:
+            return {"error": "a burst is running"}
+        done = [key for key, phase in self.phase.items() if phase != "Running"]
+
+        def restore() -> None:
+            for ns, name in done:
+                self.sim.store.patch(POD, ns, name, {"status": {"phase": "Running"}}, "all")
+
+        self.sim.call(restore)
+        self.phase.clear()
+        return {"restored": len(done)}
+
     def _mutate(self) -> None:
         seq = self.seq
         self.seq += 1
@@ -189,6 +208,9 @@ class Server:
                 if url.path == "/burst":
                     assert server.burst is not None
                     self._send(server.burst.start(float(q.get("rate", 1000)), float(q.get("seconds", 20))))
+                elif url.path == "/reset":
+                    assert server.burst is not None
+                    self._send(server.burst.reset())
                 elif url.path == "/shutdown":
                     self._send({"ok": True})
                     server.stop_event.set()

@@ -68,3 +68,30 @@ def test_importtime_output_is_parsed_with_nesting() -> None:
            "import time:        50 |        400 | gputui.collect\n")
     mods = parse_importtime(err)
     assert mods["gputui.collect"] == (400, 0) and mods["gputui.kubeapi"] == (300, 1)
+
+
+def test_a_reset_puts_back_what_bursts_finished_so_every_run_sees_one_cluster() -> None:
+    import time
+    from pathlib import Path
+
+    from gputui.bench.serve import Burst
+    from gputui.sim.cluster import SimCluster
+
+    data = Path(__file__).resolve().parents[1] / "sim" / "data" / "small.yaml"
+    with SimCluster(data) as sim:
+        running = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in sim.objects("Pod")
+                   if p.get("status", {}).get("phase") == "Running" and p["spec"].get("nodeName")]
+        assert len(running) >= 2
+        burst = Burst(sim, [(ns, n, True) for ns, n in running])
+
+        def phases() -> list[str]:
+            return [sim.get("Pod", n, ns)["status"]["phase"] for ns, n in running]  # type: ignore[index]
+
+        burst.start(rate=1000, seconds=(len(running) + 1) / 1000)  # each pod once, the first twice
+        deadline = time.monotonic() + 10
+        while burst.status()["running"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert phases().count("Succeeded") == len(running) - 1
+        assert burst.reset() == {"restored": len(running) - 1}
+        assert phases() == ["Running"] * len(running)
+        assert burst.reset() == {"restored": 0}

@@ -41,20 +41,11 @@ def changes(old: tuple[Any, ...], new: tuple[Any, ...]) -> tuple[list[Any], list
     new_ids = set(map(id, new))
     if len(new_ids) != len(new):
         return None
-    if len(old) == len(new):
-        # The live cache keeps a replaced object's position: look for the slots that changed (C speed).
-        # A record that only moved shows up as removed and added again, which the patch handles.
-        differ = list(map(operator.is_not, old, new))
-        removed: list[Any] = []
-        added: list[Any] = []
-        i = -1
-        while len(added) <= limit:
-            try:
-                i = differ.index(True, i + 1)
-            except ValueError:
-                return removed, added
-            removed.append(old[i])
-            added.append(new[i])
+    # The live cache keeps a replaced object's position: look for the slots that changed (C speed).
+    # A record that only moved shows up as removed and added again, which the patch handles.
+    by_slot = replaced_slots(old, new)
+    if by_slot is not None:
+        return by_slot[0], by_slot[1]
     old_ids = set(map(id, old))
     gone, fresh = old_ids - new_ids, new_ids - old_ids
     if len(gone) + len(fresh) > 2 * limit:

@@ -479,8 +479,8 @@ class GputuiApp(App[int]):
 
 
 def run_app(args: argparse.Namespace, title: str = "", session: LiveSession | None = None) -> int:
-    """Entry point for `gputui` and `gputui demo`: a live cluster (`session` when the caller has
-    already started one), or a bundle with `--bundle`."""
+    """Entry point for `gputui` and `gputui demo`: a bundle with `--bundle`, else the live `session`
+    (built and started by `gputui.commands.tui.start_early` before Textual was imported)."""
     bundle = getattr(args, "bundle", None)
     if bundle:
         from gputui.cli import UsageError
@@ -496,12 +496,7 @@ def run_app(args: argparse.Namespace, title: str = "", session: LiveSession | No
         app = GputuiApp(snapshot=snap, read_only=True, title=title or f"bundle {bundle}",
                         namespace=getattr(args, "namespace", None))
     else:
-        if session is None:
-            from gputui.commands.connect import connect
-            from gputui.config import aws_config, prometheus_settings
-
-            api, info = connect(args)
-            session = LiveSession(api, info, prometheus=prometheus_settings(args), aws=aws_config(args))
+        assert session is not None, "a live TUI needs the session start_early built"
         app = GputuiApp(session=session, read_only=bool(getattr(args, "read_only", False)),
                         title=title, namespace=getattr(args, "namespace", None))
     code = app.run()

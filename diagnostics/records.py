@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from diagnostics.fast_init import fast_init
 from diagnostics.model import ObjectRef
 
 Resources = Mapping[str, float]
@@ -43,6 +44,7 @@ def accelerators(resources: Resources) -> dict[str, float]:
     return {k: v for k, v in resources.items() if is_accelerator(k) and v}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Condition:
     type: str
@@ -55,6 +57,7 @@ class Condition:
         return {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Taint:
     key: str
@@ -66,6 +69,7 @@ class Taint:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Toleration:
     key: str = ""
@@ -90,6 +94,7 @@ def tolerates_all(tolerations: tuple[Toleration, ...], taint: Taint) -> bool:
     return any(t.tolerates(taint) for t in tolerations)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Requirement:
     """A node selector requirement (pod affinity term or NodePool requirement)."""
@@ -105,6 +110,7 @@ class Requirement:
         return f"{self.key} {self.operator} [{' '.join(self.values)}]"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Meta:
     name: str
@@ -139,6 +145,7 @@ class _Object:
         return None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Node(_Object):
     meta: Meta
@@ -193,6 +200,7 @@ class Node(_Object):
         return None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ContainerState:
     name: str
@@ -210,6 +218,7 @@ class ContainerState:
     """state.running.startedAt: when the container last (re)started."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Pod(_Object):
     meta: Meta
@@ -274,6 +283,7 @@ class Pod(_Object):
         return self.phase == "Pending" and not self.node_name
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Event:
     meta: Meta
@@ -296,6 +306,7 @@ class Event:
         return ObjectRef(self.involved_kind, self.involved_name, self.involved_namespace or None)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NodeClaim(_Object):
     meta: Meta
@@ -337,6 +348,7 @@ class NodeClaim(_Object):
         return "Ready"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Budget:
     nodes: str
@@ -345,6 +357,7 @@ class Budget:
     duration: str = ""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NodePool(_Object):
     meta: Meta
@@ -368,6 +381,7 @@ class NodePool(_Object):
     kind = "NodePool"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NodeClass(_Object):
     """An EC2NodeClass (karpenter.k8s.aws/v1)."""
@@ -387,6 +401,7 @@ class NodeClass(_Object):
     kind = "EC2NodeClass"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DaemonSet(_Object):
     meta: Meta
@@ -402,6 +417,7 @@ class DaemonSet(_Object):
     kind = "DaemonSet"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Pdb(_Object):
     meta: Meta
@@ -413,6 +429,7 @@ class Pdb(_Object):
     kind = "PodDisruptionBudget"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RuntimeClass:
     meta: Meta

@@ -69,28 +69,68 @@ def status_for_error(res: Resource, exc: KubeError, verb: str = "list") -> Sourc
     return SourceStatus(res.source, SourceState.UNREACHABLE, f"HTTP {exc.status} {exc.reason}: {exc.message}"[:300])
 
 
+class _Fetch:
+    """One GET running on its own thread, so the server makes the next page while we build this one."""
+
+    def __init__(self, api: Api, path: str, query: list[tuple[str, Any]], timeout: float) -> None:
+        self._result: bytes = b""
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(api, path, query, timeout),
+                                        name="list-prefetch", daemon=True)
+        self._thread.start()
+
+    def _run(self, api: Api, path: str, query: list[tuple[str, Any]], timeout: float) -> None:
+        try:
+            self._result = api.get_bytes(path, query, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - raised on the caller's thread by result()
+            self._error = exc
+
+    def result(self) -> bytes:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
 def iter_pages(api: Api, res: Resource, *, namespace: str | None = None, field_selector: str | None = None,
                label_selector: str | None = None, page_size: int = 500, timeout: float = 30.0,
                decode: shapes.Decode = orjson.loads) -> Iterator[tuple[list[Any], dict[str, Any]]]:
     """(items, list metadata) per page of a paged list, parsed (whole, unless `decode` says
-    otherwise) while the GC is paused."""
-    cont: str | None = None
-    while True:
-        query: list[tuple[str, Any]] = [("limit", page_size)]
+    otherwise) while the GC is paused.
+
+    The next page is requested before this one is yielded: the server (another process, another
+    core) renders it while the caller builds records from this one.
+    """
+    path = res.path(namespace)
+
+    def query(cont: str | None) -> list[tuple[str, Any]]:
+        q: list[tuple[str, Any]] = [("limit", page_size)]
         if cont:
-            query.append(("continue", cont))
+            q.append(("continue", cont))
         if field_selector:
-            query.append(("fieldSelector", field_selector))
+            q.append(("fieldSelector", field_selector))
         if label_selector:
-            query.append(("labelSelector", label_selector))
-        raw = api.get_bytes(res.path(namespace), query, timeout=timeout)
+            q.append(("labelSelector", label_selector))
+        return q
+
+    raw = api.get_bytes(path, query(None), timeout=timeout)
+    while True:
         with gc_paused():
             body = decode(raw)
+        del raw
         meta = body.get("metadata") or {}
-        yield [o for o in body.get("items") or [] if isinstance(o, dict)], meta
         cont = meta.get("continue")
-        if not cont:
+        if __import__('os').environ.get('NOPF'):
+            yield [o for o in body.get("items") or [] if isinstance(o, dict)], meta
+            if not cont:
+                return
+            raw = api.get_bytes(path, query(cont), timeout=timeout)
+            continue
+        ahead = _Fetch(api, path, query(cont), timeout) if cont else None
+        yield [o for o in body.get("items") or [] if isinstance(o, dict)], meta
+        if ahead is None:
             return
+        raw = ahead.result()
 
 
 def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field_selector: str | None = None,

@@ -114,6 +114,8 @@ class GputuiApp(App[int]):
         self._unpainted_since: float | None = None
         """When the last frame was posted, until the screen painted it."""
         self._frame_at = 0.0
+        self._tick_missed = False
+        """A poll found the last frame still building or unpainted: frame again once it is painted."""
         self._framed_diagnosis: Diagnosis | None = None
         self._shown_version = -1
         if title:
@@ -131,7 +133,7 @@ class GputuiApp(App[int]):
     def on_mount(self) -> None:
         if self.session is not None:
             self._start_session()
-        self.set_interval(self.poll_interval, self._poll)
+        self._poll_timer = self.set_interval(self.poll_interval, self._poll)
         self._poll()
 
     def on_unmount(self) -> None:
@@ -252,10 +254,13 @@ class GputuiApp(App[int]):
 
     def _schedule_frame(self, version: int) -> None:
         if self._frame_busy:
+            self._tick_missed = True
             return
         posted = self._unpainted_since
         if posted is not None and time.monotonic() - posted < PAINT_WAIT:
+            self._tick_missed = True
             return  # frames faster than the screen paints them would only queue up and be dropped
+        self._tick_missed = False
         diagnosis = self._diagnosis
         idle_due = self.session is not None and time.monotonic() - self._frame_at >= FRAME_EVERY
         if version == self._model.version and diagnosis is self._framed_diagnosis and not idle_due:
@@ -305,7 +310,10 @@ class GputuiApp(App[int]):
                 top.refresh_status()
 
     def _painted(self) -> None:
+        """A slow frame made the last poll skip: the changes it found go out now, not a poll later."""
         self._unpainted_since = None
+        if self._tick_missed and not self.paused:
+            self._schedule_frame(self.session.store.version if self.session is not None else 0)
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         self.call_after_refresh(self._painted)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -251,6 +252,31 @@ async def test_live_changes_in_the_cluster_appear_on_screen(start_sim: StartSim)
         sim.patch("Pod", pod.name, {"spec": {"nodeName": NEW_NODE["metadata"]["name"]},
                                     "status": {"phase": "Running"}}, namespace=pod.namespace)
         await wait_for(pilot, lambda: key not in app.screen.query_one("#pods", KeyedTable).keys())
+
+
+async def test_changes_a_slow_frame_made_a_poll_skip_go_out_when_it_is_painted(start_sim: StartSim) -> None:
+    from gputui.kubeapi import Api, load
+    from gputui.live import LiveSession
+
+    sim, kubeconfig = start_sim()
+    client, info = load(str(kubeconfig))
+    app = GputuiApp(session=LiveSession(Api(client), info), title="test")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.session is not None
+        store = app.session.store
+        app._poll_timer.pause()  # the polls are this test's to make
+        app._diag_rest_until = time.monotonic() + 600  # no diagnostics run (its end would frame too)
+        sim.apply(NEW_NODE)
+        name = NEW_NODE["metadata"]["name"]
+        await wait_for(pilot, lambda: store.get("nodes", name) is not None)
+        app._unpainted_since = time.monotonic()  # the last frame is not painted yet...
+        app._poll()  # ...so this poll leaves the new node for later
+        await pilot.pause(0.3)
+        nodes_table = app.screen.query_one("#nodes", KeyedTable)
+        assert name not in nodes_table.keys()
+        app._painted()  # the slow frame is on screen: the node follows without another poll
+        await wait_for(pilot, lambda: name in nodes_table.keys(), timeout=5)
 
 
 async def test_refresh_pauses_while_a_modal_is_open(start_sim: StartSim) -> None:

@@ -67,9 +67,27 @@ def budget_active(schedule: str, duration: str, now: datetime) -> bool | None:
     dur = parse_go_duration(duration)
     if not schedule or dur is None:
         return None
-    try:
-        it = croniter(schedule, now)
-        last_hit = it.get_prev(datetime)
-    except (ValueError, KeyError):
+    last_hit = _last_hit(schedule, now)
+    if last_hit is None:
         return None
     return now < last_hit + timedelta(seconds=dur)
+
+
+_hits: dict[str, tuple[datetime, datetime]] = {}
+"""Per schedule: two consecutive hits. Strictly between them the last hit is the first one: every frame and
+diagnostics run asks for the same few schedules at nearly the same time, and croniter takes ~0.3 ms."""
+
+
+def _last_hit(schedule: str, now: datetime) -> datetime | None:
+    known = _hits.get(schedule)
+    try:
+        if known is not None and known[0] < now < known[1] and now.tzinfo == known[0].tzinfo:
+            return known[0]
+        last_hit = croniter(schedule, now).get_prev(datetime)
+        next_hit = croniter(schedule, last_hit).get_next(datetime)  # == now when now is a hit
+    except (ValueError, KeyError):
+        return None
+    if len(_hits) >= 256:
+        _hits.clear()
+    _hits[schedule] = (last_hit, next_hit)
+    return last_hit  # type: ignore[no-any-return]

@@ -252,13 +252,14 @@ class OverviewModel:
         report = diagnosis.report if diagnosis is not None else None
         if report is None or report is self._report:
             return  # a failed run keeps the last good findings
-        old = self._report
         self._report = report
         findings = report.findings
-        self._worst = rows.worst_by_subject(report)
-        self._by_subject = cells.findings_by_subject(report)
-        self._explained = rows.explained_by(report)
-        self._involved = cells.involvement(report)
+        read_by_rows = (rows.worst_by_subject(report), cells.findings_by_subject(report),
+                        rows.explained_by(report), cells.involvement(report))
+        for ref in _changed_keys(zip((self._worst, self._by_subject, self._explained, self._involved),
+                                     read_by_rows)):
+            self._mark(ref)  # only rows whose findings changed: a rebuilt row that moves re-sorts its table
+        self._worst, self._by_subject, self._explained, self._involved = read_by_rows
         self._findings = dict(zip(cells.finding_keys(findings), findings))
         self._findings_title = findings_title(report)
         before = self._rows["findings"]
@@ -269,10 +270,6 @@ class OverviewModel:
             after[k] = prev if prev is not None and prev.ref == tr.ref and _same_cells(prev, tr) else tr
         self._rows["findings"] = after  # unchanged findings keep their row object: the table skips them
         self._ordered["findings"] = list(after.values())
-        for f in (*(old.findings if old is not None else ()), *findings):
-            for ref in (f.subject, *f.related):
-                self._mark(ref)
-        self._resort.update(("nodes", "pods", "nodeclaims", "nodepools"))  # severities order the rows
 
     def _mark(self, ref: ObjectRef) -> None:
         table = {"Node": "nodes", "NodeClaim": "nodeclaims", "NodePool": "nodepools"}.get(ref.kind)
@@ -423,6 +420,22 @@ def findings_title(report: Report | None) -> Text:
 
 def _pod_key(key: Key) -> str:
     return f"{key[0] or ''}/{key[1]}"
+
+
+def _changed_keys(pairs: Iterable[tuple[Mapping[ObjectRef, Any], Mapping[ObjectRef, Any]]]) -> set[ObjectRef]:
+    """The keys whose value differs between the old and the new map of each pair (or is in one
+    only). Findings a run did not change are the same objects, so equal values are mostly `is`."""
+    out: set[ObjectRef] = set()
+    for old, new in pairs:
+        for ref, value in new.items():
+            was = old.get(ref, _ABSENT)
+            if was is not value and was != value:
+                out.add(ref)
+        out.update(ref for ref in old if ref not in new)
+    return out
+
+
+_ABSENT = object()
 
 
 def _same_cells(a: TableRow, b: TableRow) -> bool:

@@ -1,10 +1,11 @@
 """GputuiApp: owns the data feed (a LiveSession or a static bundle snapshot) and the refresh loop.
 
-Refresh loop (never blocks the UI): informer threads write the Store; a 0.1 s timer starts two
+Refresh loop (never blocks the UI): informer threads write the Store; a 50 ms timer starts two
 independent thread workers, one of each at a time, and both pause while a modal is open:
 - the frame worker, whenever `store.version` moved: reads what changed since its last frame
   (`Store.changes`), updates only those rows (OverviewModel) and posts SnapshotReady, so a burst
-  of watch events reaches the tables in one poll plus O(changes) work, at most ~10 frames a second;
+  of watch events reaches the tables in one poll plus O(changes) work, at most ~20 frames a second
+  and never faster than the screen paints them;
 - the diagnostics worker, on its own slower cadence (it costs O(cluster) per run): when the
   version moved (or every RERUN_EVERY), after resting twice as long as its last run took, so the
   informers and the tables keep the GIL most of the time. Its report reaches the screen with the
@@ -76,7 +77,7 @@ class GputuiApp(App[int]):
 
     def __init__(self, *, session: LiveSession | None = None, snapshot: Snapshot | None = None,
                  read_only: bool = False, title: str = "", namespace: str | None = None,
-                 bundle_time: datetime | None = None, poll_interval: float = 0.1,
+                 bundle_time: datetime | None = None, poll_interval: float = 0.05,
                  diagnose: Callable[[Snapshot], Report] | None = None) -> None:
         if (session is None) == (snapshot is None):
             raise ValueError("GputuiApp needs exactly one of session= or snapshot=")

@@ -255,12 +255,8 @@ async def test_live_changes_in_the_cluster_appear_on_screen(start_sim: StartSim)
 
 
 async def test_changes_a_slow_frame_made_a_poll_skip_go_out_when_it_is_painted(start_sim: StartSim) -> None:
-    from gputui.kubeapi import Api, load
-    from gputui.live import LiveSession
-
     sim, kubeconfig = start_sim()
-    client, info = load(str(kubeconfig))
-    app = GputuiApp(session=LiveSession(Api(client), info), title="test")
+    app = build_app(kubeconfig, title="test")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.session is not None

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 from kubernetes.utils import parse_quantity
+from msgspec import UNSET
 
 from diagnostics.records import (
     Budget,
@@ -37,6 +38,7 @@ from diagnostics.records import (
     Taint,
     Toleration,
 )
+from gputui import wire
 
 Obj = dict[str, Any]
 
@@ -146,6 +148,10 @@ def _owner_tuple(raw: Any) -> tuple[Mapping[str, Any], ...]:
 
 def conditions(raw: Any) -> tuple[Condition, ...]:
     # type/status are a handful of distinct strings repeated on every object: share them.
+    items = _list(raw)
+    if items and type(items[0]) is wire.Condition:
+        return tuple([Condition(intern(c.type), intern(c.status), c.reason, c.message,
+                                c.lastTransitionTime or c.lastHeartbeatTime) for c in items if c.type])
     return tuple(Condition(intern(_s(c.get("type"))), intern(_s(c.get("status"))), _s(c.get("reason")),
                            _s(c.get("message")),
                            timestamp(c.get("lastTransitionTime") or c.get("lastHeartbeatTime")))
@@ -360,6 +366,36 @@ def node(raw: Obj) -> Node:
     )
 
 
+def _container_states(raw: Any) -> tuple[ContainerState, ...]:
+    items = _list(raw)
+    if items and type(items[0]) is wire.ContainerStatus:
+        return tuple([_decoded_container_state(cs) for cs in items])
+    return tuple([_container_state(cs) for cs in items if isinstance(cs, Mapping)])
+
+
+def _decoded_container_state(cs: wire.ContainerStatus) -> ContainerState:
+    """`_container_state` for a status msgspec decoded (see `gputui.wire`)."""
+    state, last = cs.state, cs.lastState
+    kind, detail = "unknown", _NO_DETAIL
+    if state is not None:
+        if state.running is not UNSET:
+            kind, detail = "running", state.running
+        elif state.waiting is not UNSET:
+            kind, detail = "waiting", state.waiting
+        elif state.terminated is not UNSET:
+            kind, detail = "terminated", state.terminated
+    term = last.terminated if last is not None and last.terminated is not UNSET else _NO_DETAIL
+    return ContainerState(
+        name=cs.name, ready=cs.ready, restart_count=cs.restartCount, state=kind,
+        reason=detail.reason, message=detail.message, exit_code=detail.exitCode,
+        last_reason=term.reason, last_exit_code=term.exitCode,
+        started_at=detail.startedAt if kind == "running" else None,
+    )
+
+
+_NO_DETAIL = wire.StateDetail()
+
+
 def _container_state(cs: Mapping[str, Any]) -> ContainerState:
     state = _map(cs.get("state"))
     last = _map(_map(cs.get("lastState")).get("terminated"))
@@ -553,8 +589,8 @@ def pod(raw: Obj) -> Pod:
         required_affinity=required_affinity(spec),
         conditions=conditions(status.get("conditions")),
         nominated_node=_s(status.get("nominatedNodeName")),
-        containers=tuple(_container_state(cs) for cs in _list(status.get("containerStatuses"))
-                         + _list(status.get("initContainerStatuses")) if isinstance(cs, Mapping)),
+        containers=_container_states(status.get("containerStatuses"))
+        + _container_states(status.get("initContainerStatuses")),
         scheduler_name=_s(slim_spec.get("schedulerName")) or "default-scheduler",
         priority_class=_s(slim_spec.get("priorityClassName")),
         runtime_class=_s(slim_spec.get("runtimeClassName")),

@@ -6,9 +6,10 @@ cost. msgspec decodes into plain dicts and skips undeclared keys without buildin
 page of pods parses ~3x faster and the record builders see exactly the dicts they saw before.
 
 The shapes are derived from the builders' own keep-lists (`gputui.ingest`), so a field kept there
-is parsed here. Leaves are `Any`: nothing is validated; a body that does not fit the shape (a
-Status object, a null where a map was expected) is parsed again in full with orjson, so the
-answer is never worse than orjson's.
+is parsed here. Leaves are `Any` (nothing is validated) except a pod's conditions and container
+statuses, which decode into typed structs (`gputui.wire`); a body that does not fit the shape (a
+Status object, a null where a map was expected, a condition's timestamp without a zone) is parsed
+again in full with orjson, so the answer is never worse than orjson's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, TypedDict
 import msgspec
 import orjson
 
-from gputui import ingest
+from gputui import ingest, wire
 
 Decode = Callable[[bytes], Any]
 
@@ -41,7 +42,10 @@ _Metadata = _shape("Metadata", _leaves(_METADATA_KEYS))
 _Container = _shape("Container", _leaves(ingest.CONTAINER_KEEP))
 _PodSpec = _shape("PodSpec", {**_leaves(ingest.POD_SPEC_KEEP), **_leaves(ingest.POD_SPEC_READ),
                               "containers": list[_Container], "initContainers": list[_Container]})
-_PodStatus = _shape("PodStatus", {**_leaves(ingest.POD_STATUS_KEEP), **_leaves(ingest.POD_STATUS_READ)})
+_STATUS_READ = {"conditions": list[wire.Condition], "containerStatuses": list[wire.ContainerStatus],
+                "initContainerStatuses": list[wire.ContainerStatus]}
+assert set(_STATUS_READ) == set(ingest.POD_STATUS_READ)
+_PodStatus = _shape("PodStatus", {**_leaves(ingest.POD_STATUS_KEEP), **_STATUS_READ})
 _Pod = _shape("Pod", {"apiVersion": Any, "kind": Any, "metadata": _Metadata, "spec": _PodSpec,
                       "status": _PodStatus,
                       # a watch ERROR event's object is a Status: keep what the informer reads of it

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from gputui import ingest, shapes
+from gputui import ingest, shapes, wire
 from gputui.bench.fleet import Fleet
 from gputui.sim.scenario import list_scenarios, load_scenario
 from tests.sources.test_ingest_sharing import raw_pod
@@ -24,7 +24,23 @@ def all_pods() -> list[dict[str, Any]]:
         {"name": "fetch", "ready": False, "restartCount": 3, "image": "fetch:1",
          "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}},
          "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]
-    return [*pods, with_init]
+    crashed = raw_pod("crashed")
+    crashed["status"] = {
+        "phase": "Running", "startTime": "2026-08-21T09:00:05Z",
+        "conditions": [{"type": "Ready", "status": "False", "reason": "ContainersNotReady",
+                        "message": "containers with unready status: [main]", "lastProbeTime": None,
+                        "lastTransitionTime": "2026-08-21T09:03:00.123456+02:00"},
+                       {"type": "", "status": "True"},  # no type: not a condition
+                       {"type": "Heartbeat", "status": "True", "lastHeartbeatTime": "2026-08-21T09:04:00Z"}],
+        "containerStatuses": [
+            {"name": "main", "ready": False, "restartCount": 7, "image": "trainer:1", "started": False,
+             "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "signal": 9,
+                                      "startedAt": "2026-08-21T09:01:00Z", "finishedAt": "2026-08-21T09:02:00Z"}},
+             "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}},
+            {"name": "side", "ready": True, "restartCount": 0,
+             "state": {"running": {"startedAt": "2026-08-21T09:00:06Z"}}, "lastState": {}},
+            {"name": "bare"}]}
+    return [*pods, with_init, crashed]
 
 
 def page(items: list[dict[str, Any]]) -> bytes:
@@ -38,6 +54,7 @@ def test_every_pod_record_is_the_one_a_full_parse_gives() -> None:
     raw = page(pods)
     full = [ingest.pod(o) for o in orjson.loads(raw)["items"]]
     shaped_body = shapes.list_decoder("pods")(raw)
+    assert isinstance(shaped_body["items"][-1]["status"]["conditions"][0], wire.Condition)  # not the fallback
     shaped = [ingest.pod(o) for o in shaped_body["items"]]
     assert shaped == full  # every record field, and the slim object shown in YAML and bundles
     assert [p.obj for p in shaped] == [p.obj for p in full]
@@ -62,6 +79,26 @@ def test_a_body_that_does_not_fit_the_shape_parses_in_full(odd: dict[str, Any]) 
     obj = {**raw_pod("a"), **odd}
     raw = page([obj])
     assert shapes.list_decoder("pods")(raw) == orjson.loads(raw)
+
+
+@pytest.mark.parametrize("status", [
+    {"conditions": [{"type": "Ready", "status": "True", "reason": None}]},  # null where a string was expected
+    {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-08-21T09:00:00"}]},  # no zone
+    {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "yesterday"}]},
+    {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "",
+                     "lastHeartbeatTime": "2026-08-21T09:00:00Z"}]},
+    {"conditions": ["Ready"]},
+    {"containerStatuses": [{"name": "main", "state": {"running": None}}]},
+    {"containerStatuses": [{"name": "main", "restartCount": "3", "state": {"waiting": {}}}]},
+    {"containerStatuses": [{"name": "main", "state": {"terminated": {"exitCode": True}}}]},
+    {"initContainerStatuses": [{"name": "init", "ready": None, "state": {}}]},
+])
+def test_odd_statuses_give_the_record_a_full_parse_gives(status: dict[str, Any]) -> None:
+    obj = raw_pod("a")
+    obj["status"] = {"phase": "Running", **status}
+    raw = page([obj])
+    shaped = ingest.pod(shapes.list_decoder("pods")(raw)["items"][0])
+    assert shaped == ingest.pod(orjson.loads(raw)["items"][0])
 
 
 def test_watch_events_keep_what_the_informer_reads() -> None:

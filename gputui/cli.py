@@ -107,8 +107,9 @@ def _internal_error(exc: BaseException) -> int:
     """The last line of defence: one line, exit 1, the traceback only on request."""
     if isinstance(exc, BrokenPipeError):
         # `gputui ... | head`: the reader left; not an error worth a traceback.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        from gputui.output.console import stdout_to_devnull
+
+        stdout_to_devnull()
         return ExitCode.OK
     if os.environ.get("GPUTUI_DEBUG"):
         raise exc

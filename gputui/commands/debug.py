@@ -102,9 +102,9 @@ def _err_console() -> Any:
 
 
 def _out_console() -> Any:
-    from rich.console import Console
+    from gputui.output.console import PipeSafeConsole
 
-    return Console(width=None if sys.stdout.isatty() else 160, highlight=False, soft_wrap=False)
+    return PipeSafeConsole(width=None if sys.stdout.isatty() else 160, highlight=False, soft_wrap=False)
 
 
 def _debug(args: argparse.Namespace) -> int:
@@ -114,6 +114,7 @@ def _debug(args: argparse.Namespace) -> int:
     from gputui.debugpod.run import run_debug
     from gputui.debugpod.signals import Terminated, sigterm_as_interrupt
     from gputui.kubeapi import Unreachable
+    from gputui.output.console import reader_may_leave, stdout_to_devnull
 
     node = node_name(args.target)
     api, info = connect(args)
@@ -126,7 +127,10 @@ def _debug(args: argparse.Namespace) -> int:
     def output(line: str) -> None:
         style = "bold cyan" if line.startswith("$ ") else "dim" if line.startswith("# ") else (
             "yellow" if line.startswith("(exit ") else "")
-        out.print(line, style=style or None, markup=False, highlight=False, soft_wrap=True)
+        try:
+            out.print(line, style=style or None, markup=False, highlight=False, soft_wrap=True)
+        except BrokenPipeError:  # `| head` left: the run goes on, so the pod is deleted and the exit code counts
+            stdout_to_devnull()
 
     try:
         with sigterm_as_interrupt():
@@ -143,15 +147,17 @@ def _debug(args: argparse.Namespace) -> int:
     except Terminated:
         print("gputui: terminated", file=sys.stderr)
         return TERMINATED
-    if as_json:
-        from gputui.output.json import dumps
+    with reader_may_leave():
+        if as_json:
+            from gputui.output.json import dumps
 
-        sys.stdout.write(dumps(result.as_json()))
-        if result.failure is not None:
-            print(f"gputui: {result.failure.title}", file=sys.stderr)
-    else:
-        out.print()
-        out.print(result.render())
+            sys.stdout.write(dumps(result.as_json()))
+            sys.stdout.flush()
+        else:
+            out.print()
+            out.print(result.render())
+    if as_json and result.failure is not None:
+        print(f"gputui: {result.failure.title}", file=sys.stderr)
     return result.exit_code
 
 
@@ -189,10 +195,14 @@ def _parse(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     result = result_from_text(text, source=source)
-    if args.output == "json":
-        from gputui.output.json import dumps
+    from gputui.output.console import reader_may_leave
 
-        sys.stdout.write(dumps(result.as_json()))
-    else:
-        _out_console().print(result.render())
+    with reader_may_leave():
+        if args.output == "json":
+            from gputui.output.json import dumps
+
+            sys.stdout.write(dumps(result.as_json()))
+            sys.stdout.flush()
+        else:
+            _out_console().print(result.render())
     return result.exit_code

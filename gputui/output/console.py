@@ -29,5 +29,12 @@ def reader_may_leave() -> Iterator[None]:
     try:
         yield
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        stdout_to_devnull()
+
+
+def stdout_to_devnull() -> None:
+    """The reader of stdout left (`| head`): what is still written, and the flush at exit, go nowhere
+    instead of failing again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

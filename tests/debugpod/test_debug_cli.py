@@ -72,6 +72,22 @@ def test_json_output_has_no_streaming_noise(kubeconfig: Sim, capsys: Capsys) -> 
     assert "running nvidia-smi" in err
 
 
+@pytest.mark.parametrize("node, flags, code", [(sh.H100, [], 0), (sh.GPU_LOST, ["-q"], 3)])
+def test_piped_into_head_keeps_its_exit_code_and_deletes_the_pod(kubeconfig: Sim, node: str, flags: list[str],
+                                                                code: int) -> None:
+    sim, kc = kubeconfig
+    proc = subprocess.Popen([sys.executable, "-m", "gputui", "debug", f"node/{node}", "--kubeconfig", kc, *flags],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(1)
+    proc.stdout.close()  # `| head -c 1` read and left
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert proc.returncode == code, err  # the GPUs' health, not a write error (was 1)
+    assert "Traceback" not in err and "gputui: deleted pod" in err
+    assert sh.gputui_pods(sim) == []
+
+
 @pytest.mark.parametrize("node, code, words", [
     (sh.NO_DRIVER, 3, ["NVIDIA driver is not loaded", "exit 9"]),
     (sh.GPU_LOST, 3, ["fell off the bus"]),

@@ -42,10 +42,10 @@ _Metadata = _shape("Metadata", _leaves(_METADATA_KEYS))
 _Container = _shape("Container", _leaves(ingest.CONTAINER_KEEP))
 _PodSpec = _shape("PodSpec", {**_leaves(ingest.POD_SPEC_KEEP), **_leaves(ingest.POD_SPEC_READ),
                               "containers": list[_Container], "initContainers": list[_Container]})
-_STATUS_READ = {"conditions": list[wire.Condition], "containerStatuses": list[wire.ContainerStatus],
-                "initContainerStatuses": list[wire.ContainerStatus]}
-assert set(_STATUS_READ) == set(ingest.POD_STATUS_READ)
-_PodStatus = _shape("PodStatus", {**_leaves(ingest.POD_STATUS_KEEP), **_STATUS_READ})
+_TYPED_STATUS = {"conditions": list[wire.Condition], "containerStatuses": list[wire.ContainerStatus],
+                 "initContainerStatuses": list[wire.ContainerStatus]}
+_PodStatus = _shape("PodStatus", {**_leaves(ingest.POD_STATUS_KEEP),
+                                  **{k: _TYPED_STATUS.get(k, Any) for k in ingest.POD_STATUS_READ}})
 _Pod = _shape("Pod", {"apiVersion": Any, "kind": Any, "metadata": _Metadata, "spec": _PodSpec,
                       "status": _PodStatus,
                       # a watch ERROR event's object is a Status: keep what the informer reads of it

@@ -114,7 +114,7 @@ def _debug(args: argparse.Namespace) -> int:
     from gputui.debugpod.run import run_debug
     from gputui.debugpod.signals import Terminated, sigterm_as_interrupt
     from gputui.kubeapi import Unreachable
-    from gputui.output.console import reader_may_leave, stdout_to_devnull
+    from gputui.output.console import stdout_to_devnull
 
     node = node_name(args.target)
     api, info = connect(args)
@@ -147,15 +147,7 @@ def _debug(args: argparse.Namespace) -> int:
     except Terminated:
         print("gputui: terminated", file=sys.stderr)
         return TERMINATED
-    with reader_may_leave():
-        if as_json:
-            from gputui.output.json import dumps
-
-            sys.stdout.write(dumps(result.as_json()))
-            sys.stdout.flush()
-        else:
-            out.print()
-            out.print(result.render())
+    _print_result(result, as_json, out, blank_line=True)
     if as_json and result.failure is not None:
         print(f"gputui: {result.failure.title}", file=sys.stderr)
     return result.exit_code
@@ -195,14 +187,22 @@ def _parse(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     result = result_from_text(text, source=source)
+    _print_result(result, args.output == "json", _out_console())
+    return result.exit_code
+
+
+def _print_result(result: Any, as_json: bool, out: Any, *, blank_line: bool = False) -> None:
+    """The result as JSON or as the health table; a reader that leaves (`| head`) stops the writing,
+    not the command, so its exit code is still the GPUs' health."""
     from gputui.output.console import reader_may_leave
 
     with reader_may_leave():
-        if args.output == "json":
+        if as_json:
             from gputui.output.json import dumps
 
             sys.stdout.write(dumps(result.as_json()))
             sys.stdout.flush()
-        else:
-            _out_console().print(result.render())
-    return result.exit_code
+            return
+        if blank_line:
+            out.print()
+        out.print(result.render())

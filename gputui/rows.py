@@ -6,6 +6,7 @@ strings, so they are testable without Textual.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -165,12 +166,16 @@ def reason_from(pod: Pod, events: Sequence[Event], explained: Mapping[ObjectRef,
     return "waiting for the scheduler"
 
 
+WHY_WIDTH = 200
+"""A pending pod's reason is cut at a word, never inside a node or pool name the user copies."""
+
+
 def pending_row(p: Pod, events: Sequence[Event], now: datetime, explained: Mapping[ObjectRef, str],
                 sev: Severity | None) -> Row:
     """One pending GPU pod; `events`: the pod's events, oldest first."""
     return Row(f"{p.namespace}/{p.name}", p.ref, (
         f"{p.namespace}/{p.name}", _n(p.gpus), age(now, p.meta.created),
-        reason_from(p, events, explained)[:200],
+        textwrap.shorten(reason_from(p, events, explained), WHY_WIDTH, placeholder=" …"),
     ), sev or Severity.OK)
 
 

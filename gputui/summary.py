@@ -12,11 +12,16 @@ from gputui import rows
 from gputui.output.text import SEVERITY_STYLE
 
 
+_PROSE = ("REASON", "WHY")
+"""Columns of free text: the only ones that wrap. Names are copied into kubectl, so a narrow
+terminal wraps the reason, never a node or NodeClaim name."""
+
+
 def _table(title: str, columns: tuple[str, ...], data: list[rows.Row]) -> Table:
     t = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False,
               header_style="bold dim")
     for c in columns:
-        t.add_column(c, overflow="fold")
+        t.add_column(c, overflow="fold", no_wrap=c not in _PROSE)
     for r in data:
         t.add_row(*r.cells)
     if not data:

@@ -99,11 +99,14 @@ def repair_deadline(c: Condition) -> datetime | None:
     return c.last_transition + timedelta(seconds=toleration)
 
 
-_XID_RE = re.compile(r"xid[^0-9]{0,12}(\d{1,3})", re.IGNORECASE)
+_XID_RE = re.compile(r"(?<!s)xid(?:\s*\([^)]*\)\s*:\s*|[^0-9(]{0,12})(\d{1,3})(?!\d)", re.IGNORECASE)
+"""An Xid code after `Xid`: the kernel's `NVRM: Xid (PCI:0000:3b:00): 79, pid=...` (its PCI address
+is not the code), `NvidiaXID79Error`, `XID=48`, `detected XID-79`. Not NVSwitch `SXid` lines."""
 
 
 def xids_in(*texts: str) -> list[int]:
-    """Xid codes named in reasons/messages (`NvidiaXID79Error`, `Caught XID error, XID=48`, `{"79":true}`)."""
+    """Xid codes named in reasons/messages (`NVRM: Xid (PCI:...): 79`, `NvidiaXID79Error`, `Caught XID
+    error, XID=48`, `{"79":true}`)."""
     found: list[int] = []
     for t in texts:
         for m in _XID_RE.finditer(t or ""):

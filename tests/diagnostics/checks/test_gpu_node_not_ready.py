@@ -162,3 +162,34 @@ def test_skipped_when_nodes_are_not_loaded() -> None:
     (result,) = run(snapshot(NODE, sources={"nodes": SourceState.UNREACHABLE}), only=[CHECK]).results
     assert result.status is CheckStatus.SKIPPED
     assert result.reason == "nodes: unreachable"
+
+
+def test_kernel_log_xid_names_the_code_not_the_pci_address() -> None:
+    # A node-problem-detector kmsg rule copies the driver's line into its condition: the Xid is the
+    # number after the PCI address, and an NVSwitch SXid on the same node is not a GPU Xid.
+    kmsg = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4121, name=python, GPU has fallen off the bus."
+    node = NODE.replace('reason: NvidiaXID79Error,\n     message: "XID 79: GPU has fallen off the bus"',
+                        f'reason: GPUXidError,\n     message: "{kmsg}"')
+    sxid = """
+---
+apiVersion: v1
+kind: Event
+metadata: {name: sxid.1, namespace: default}
+involvedObject: {kind: Node, name: %s}
+reason: NVSwitchSXid
+message: "nvidia-nvswitch0: SXid (PCI:0000:c5:00.0): 12028, Non-fatal, Link 11 egress non-posted PRIV error"
+type: Warning
+lastTimestamp: "2026-08-21T09:58:00Z"
+""" % NAME
+    assert node != NODE
+    (result,) = run(snapshot(node + sxid), only=[CHECK]).results
+    (f,) = result.findings
+    assert "(GPUXidError, Xid 79)" in f.title and "Xid 0" not in f.title
+
+
+def test_nvswitch_sxid_alone_is_not_an_xid() -> None:
+    node = NODE.replace('reason: NvidiaXID79Error,\n     message: "XID 79: GPU has fallen off the bus"',
+                        'reason: NVSwitchFault,\n     message: "nvidia-nvswitch2: SXid (PCI:0000:c7:00.0): 20034, Fatal"')
+    (result,) = run(snapshot(node), only=[CHECK]).results
+    (f,) = result.findings
+    assert "Xid" not in f.title.replace("SXid", "") and "NVSwitchFault: nvidia-nvswitch2: SXid" in f.title

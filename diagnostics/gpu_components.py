@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from diagnostics.matching import node_matches
 from diagnostics.model import Evidence
@@ -25,14 +25,47 @@ def _matches(ds: DaemonSet, hints: Iterable[str]) -> bool:
 
 
 def device_plugin_daemonsets(snap: Snapshot) -> list[DaemonSet]:
-    # GPU Feature Discovery ships in the k8s-device-plugin image but registers no resources.
+    # GPU Feature Discovery and the MPS control daemon ship in the k8s-device-plugin image but
+    # register no resources (the MPS one runs only on nodes labelled nvidia.com/mps.capable=true).
     return [ds for ds in snap.daemonsets if _matches(ds, DEVICE_PLUGIN_HINTS)
-            and "feature-discovery" not in ds.meta.name.lower()]
+            and not any(x in ds.meta.name.lower() for x in ("feature-discovery", "mps-control"))]
 
 
 def operator_daemonsets(snap: Snapshot) -> list[DaemonSet]:
     plugins = {ds.ref for ds in device_plugin_daemonsets(snap)}
     return [ds for ds in snap.daemonsets if _matches(ds, OPERATOR_HINTS) and ds.ref not in plugins]
+
+
+def _os_image(node: Node) -> str:
+    status = node.obj.get("status")
+    info = status.get("nodeInfo") if isinstance(status, Mapping) else None
+    return str(info.get("osImage") or "") if isinstance(info, Mapping) else ""
+
+
+def plugin_on_host(node: Node) -> str:
+    """Where the NVIDIA device plugin is a host service, not a pod: "EKS Auto Mode", "Bottlerocket", or "".
+
+    Bottlerocket's NVIDIA variants (and EKS Auto Mode) bake the plugin into the OS, so a
+    missing device-plugin DaemonSet there is normal, and there is no pod to restart.
+    """
+    if node.labels.get("eks.amazonaws.com/compute-type") == "auto":
+        return "EKS Auto Mode"
+    if "bottlerocket" not in _os_image(node).lower() or _is_neuron(node):  # its NVIDIA variants only
+        return ""
+    return "Bottlerocket"
+
+
+def _is_neuron(node: Node) -> bool:
+    return (node.label("karpenter.k8s.aws/instance-accelerator-manufacturer") == "aws"
+            or any(k.startswith("aws.amazon.com/neuron") for k in (*node.capacity, *node.allocatable))
+            or node.instance_type.startswith(("inf", "trn")))
+
+
+def host_evidence(node: Node, host: str, note: str) -> Evidence:
+    """What `plugin_on_host` read to answer `host`."""
+    if host == "EKS Auto Mode":
+        return Evidence.field(node.ref, "metadata.labels[eks.amazonaws.com/compute-type]", "auto", note=note)
+    return Evidence.field(node.ref, "status.nodeInfo.osImage", _os_image(node), note=note)
 
 
 def untolerated_taints(ds: DaemonSet, node: Node) -> list[Taint]:
@@ -54,6 +87,13 @@ def pod_of(snap: Snapshot, ds: DaemonSet, node: Node) -> Pod | None:
 
 def device_plugin_diagnosis(snap: Snapshot, node: Node) -> tuple[str, list[Evidence], tuple[str, ...]]:
     """(one-line cause, evidence, commands) for a node that advertises no GPUs."""
+    host = plugin_on_host(node)
+    if host and not _plugin_pod_on(snap, node):
+        return (f"its device plugin runs as a host service on {host} (no DaemonSet) and registered no GPUs "
+                "(driver/NVML problem or its settings.kubelet-device-plugins.nvidia settings)",
+                [host_evidence(node, host, "the device plugin runs on the host: there is no pod to fix; "
+                                           "replace the node if the GPUs do not come back")],
+                ("gputui debug node/" + node.name,))
     if not snap.status("daemonsets").state.usable:
         return ("device plugin state unknown (" + snap.status("daemonsets").reason() + ")", [], ())
     plugins = device_plugin_daemonsets(snap)
@@ -115,6 +155,13 @@ def device_plugin_diagnosis(snap: Snapshot, node: Node) -> tuple[str, list[Evide
         return ("device plugin pod is running but registered no GPUs (driver/AMI or NVML problem)",
                 ev, ("gputui debug node/" + node.name,))
     return (causes[0], ev, tuple(dict.fromkeys(commands)))
+
+
+def _plugin_pod_on(snap: Snapshot, node: Node) -> bool:
+    """A DaemonSet's device-plugin pod on the node (someone installed one there after all)."""
+    if not snap.status("pods").state.usable:
+        return False
+    return any(pod_of(snap, ds, node) is not None for ds in device_plugin_daemonsets(snap))
 
 
 def _tol(t: object) -> str:

@@ -178,11 +178,6 @@ def unhealthy_accelerators(node: Node) -> dict[str, float]:
 
 # --- device plugin --------------------------------------------------------------------------
 
-def is_bottlerocket(node: Node) -> bool:
-    info = node.obj.get("status", {}).get("nodeInfo", {}) if isinstance(node.obj.get("status"), Mapping) else {}
-    return "bottlerocket" in str(info.get("osImage", "") if isinstance(info, Mapping) else "").lower()
-
-
 _VENDOR_WORDS = {"nvidia.com/": ("nvidia", "gpu"), "amd.com/": ("amd",), "aws.amazon.com/neuron": ("neuron",),
                  "habana.ai/": ("habana", "gaudi"), "gpu.intel.com/": ("intel",)}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from diagnostics.gpu_components import host_evidence, plugin_on_host
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.node_health import (
     blast_radius,
@@ -12,7 +13,6 @@ from diagnostics.node_health import (
     device_plugin_pod,
     gpu_events,
     gpu_trouble_conditions,
-    is_bottlerocket,
     restart_info,
     since,
     unhealthy_accelerators,
@@ -129,11 +129,10 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, expected: floa
         restart = (f"kubectl -n {ds.meta.namespace} delete pod -l {sel} "
                    f"--field-selector spec.nodeName={node.name}")
         plugin_text = f"restart the {ds.meta.name} pod on this node"
-    elif is_bottlerocket(node):
+    elif host := plugin_on_host(node):
         restart = ""
-        plugin_text = "the device plugin is a Bottlerocket host service here: reboot or replace the node"
-        ev.append(Evidence.field(node.ref, "status.nodeInfo.osImage", "Bottlerocket",
-                                 note="no device-plugin pod to restart"))
+        plugin_text = f"the device plugin runs as a host service on {host}: reboot or replace the node"
+        ev.append(host_evidence(node, host, "no device-plugin pod to restart"))
     else:
         restart = f"kubectl get pods -A -o wide --field-selector spec.nodeName={node.name} | grep -i device-plugin"
         plugin_text = "restart the device-plugin pod on this node"

@@ -231,3 +231,14 @@ def test_skipped_when_nodes_are_forbidden() -> None:
     (result,) = run(snapshot(NODE, sources={"nodes": SourceState.FORBIDDEN}), only=[CHECK]).results
     assert result.status is CheckStatus.SKIPPED
     assert "nodes: forbidden" in result.reason
+
+
+def test_bottlerocket_node_has_no_plugin_pod_to_restart() -> None:
+    # Bottlerocket's NVIDIA variants run the device plugin on the host: reboot or replace, no pod.
+    node = NODE.replace("osImage: Amazon Linux 2023.8.20250818", "osImage: Bottlerocket OS 1.44.0 (aws-k8s-1.33-nvidia)")
+    (result,) = run(snapshot(node, CLAIM, TRAINER), only=[CHECK]).results
+    (f,) = result.findings
+    assert "the device plugin runs as a host service on Bottlerocket: reboot or replace the node" in f.remediation.text
+    assert not any("device-plugin" in c or "delete pod" in c for c in f.remediation.commands)
+    (os_image,) = [e for e in f.evidence if e.path == "status.nodeInfo.osImage"]
+    assert os_image.value == "Bottlerocket OS 1.44.0 (aws-k8s-1.33-nvidia)"

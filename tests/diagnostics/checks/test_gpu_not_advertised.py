@@ -116,3 +116,70 @@ def test_skipped_when_nodes_are_forbidden() -> None:
     (result,) = run(snapshot(NODE, sources={"nodes": SourceState.FORBIDDEN}), only=["gpu-not-advertised"]).results
     assert result.status is CheckStatus.SKIPPED
     assert "nodes: forbidden" in result.reason
+
+
+BOTTLEROCKET_INFO = """
+  nodeInfo: {osImage: Bottlerocket OS 1.44.0 (aws-k8s-1.33-nvidia), kernelVersion: 6.1.141,
+             containerRuntimeVersion: containerd://2.0.5+bottlerocket}
+"""
+
+
+def test_bottlerocket_host_plugin_is_not_told_to_install_a_daemonset() -> None:
+    # Bottlerocket's NVIDIA variants run the device plugin as a host service: no DaemonSet is normal.
+    node = NODE.replace("  - {key: dedicated, value: ml-training, effect: NoSchedule}\n", "") + BOTTLEROCKET_INFO
+    (result,) = run(snapshot(node, CLAIM), only=["gpu-not-advertised"]).results
+    (f,) = result.findings
+    assert "device plugin runs as a host service on Bottlerocket (no DaemonSet)" in f.title
+    assert not any("helm" in c for c in f.remediation.commands)
+    assert "gputui debug node/ip-10-0-12-34.ec2.internal" in f.remediation.commands
+    (os_image,) = [e for e in f.evidence if e.path == "status.nodeInfo.osImage"]
+    assert os_image.value == "Bottlerocket OS 1.44.0 (aws-k8s-1.33-nvidia)"
+    # The same node on Amazon Linux with no plugin anywhere: install one.
+    al2023 = node.replace("Bottlerocket OS 1.44.0 (aws-k8s-1.33-nvidia)", "Amazon Linux 2023.8.20250715")
+    (result,) = run(snapshot(al2023, CLAIM), only=["gpu-not-advertised"]).results
+    assert "no NVIDIA device plugin or GPU Operator DaemonSet" in result.findings[0].title
+
+
+def test_eks_auto_mode_node_is_a_host_plugin_too() -> None:
+    node = NODE.replace("  - {key: dedicated, value: ml-training, effect: NoSchedule}\n", "").replace(
+        "    karpenter.sh/registered: \"true\"\n",
+        "    karpenter.sh/registered: \"true\"\n    eks.amazonaws.com/compute-type: auto\n")
+    (result,) = run(snapshot(node, CLAIM, PLUGIN), only=["gpu-not-advertised"]).results
+    (f,) = result.findings
+    assert "device plugin runs as a host service on EKS Auto Mode (no DaemonSet)" in f.title
+    assert any(e.path == "metadata.labels[eks.amazonaws.com/compute-type]" for e in f.evidence)
+
+
+def test_mps_control_daemon_does_not_hide_a_running_plugin_that_found_no_gpus() -> None:
+    # The chart's MPS control daemon runs only on nvidia.com/mps.capable=true nodes: it is not the
+    # plugin, and its nodeSelector not matching is not why the node has no GPUs.
+    no_taint = NODE.replace("  - {key: dedicated, value: ml-training, effect: NoSchedule}\n", "")
+    mps = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvdp-nvidia-device-plugin-mps-control-daemon, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app.kubernetes.io/name: nvidia-device-plugin}}
+  template:
+    spec:
+      nodeSelector: {nvidia.com/mps.capable: "true"}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers: [{name: mps-control-daemon-ctr, image: nvcr.io/nvidia/k8s-device-plugin:v0.17.0}]
+status: {desiredNumberScheduled: 0, numberReady: 0}
+"""
+    pod = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nvidia-device-plugin-daemonset-x7k2p
+  namespace: gpu-operator
+  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: nvidia-device-plugin-daemonset, uid: u1}]
+spec: {nodeName: ip-10-0-12-34.ec2.internal, containers: [{name: nvidia-device-plugin-ctr, image: x}]}
+status:
+  phase: Running
+  containerStatuses: [{name: nvidia-device-plugin-ctr, ready: true, restartCount: 0, state: {running: {}}}]
+"""
+    (result,) = run(snapshot(no_taint, CLAIM, PLUGIN, mps, pod), only=["gpu-not-advertised"]).results
+    (f,) = result.findings
+    assert "registered no GPUs (driver/AMI or NVML problem)" in f.title
+    assert "mps" not in f.title

@@ -279,8 +279,8 @@ class _Parsed:
 # --------------------------------------------------------------------------------------------
 # Failure messages (gpu-health.md 1.3)
 
-_HANDLE_RE = re.compile(
-    r"Unable to determine the device handle for GPU\s*"
+_HANDLE_RE = re.compile(  # older drivers: "for GPU 0000:02:00.0: ..."; newer: "for GPU1: 0000:34:00.0: ..."
+    r"Unable to determine the device handle for GPU\s*(?:\d+:\s*)?"
     r"(?P<bus>[0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+(?:\.[0-9A-Fa-f])?):\s*(?P<why>.*)"
 )
 _FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (

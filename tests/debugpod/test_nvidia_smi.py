@@ -374,6 +374,18 @@ def test_lost_gpu_bus_id_is_kept_for_mapping(section: Sectioner) -> None:
     assert normalize_bus_id(report.failures[0].bus_id) == normalize_bus_id(report.gpus[0].bus_id)
 
 
+@pytest.mark.parametrize("line", [
+    "Unable to determine the device handle for GPU1: 0000:00:09.0: Unknown Error",  # newer drivers name the index
+    "Unable to determine the device handle for GPU7: 0000:00:09.0: GPU is lost.  Reboot the system to recover this GPU",
+])
+def test_lost_gpu_with_its_index_in_the_message_is_still_found(section: Sectioner, line: str) -> None:
+    report = parse(line + "\n" + section("h100", "idle", "nvidia-smi"))
+
+    (failure,) = report.failures
+    assert failure.code == ("gpu-lost" if "is lost" in line else "device-handle-error")
+    assert normalize_bus_id(failure.bus_id) == normalize_bus_id(report.gpus[0].bus_id)
+
+
 def test_to_json_is_plain_data(section: Sectioner) -> None:
     import json
 

@@ -21,7 +21,9 @@ from diagnostics.workloads import owner_workload
 
 # Resource names device plugins really register (anything else accelerator-looking is probably a typo).
 KNOWN = KARPENTER_MODELED | {"nvidia.com/gpu.shared", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe"}
-MIG = re.compile(r"^nvidia\.com/mig-\d+g\.\d+gb(\+me)?$")
+MIG = re.compile(r"^nvidia\.com/mig-(\d+c\.)?\d+g\.\d+gb([+-][a-z][a-z0-9.]*)*$")
+"""MIG profiles as the device plugin names them: `1g.5gb`, `1c.3g.40gb` (a compute-instance slice),
+`1g.10gb+me`, `1g.24gb+me.all`, `4g.48gb-me` (go-nvlib's `%dc.%dg.%dgb` plus attributes)."""
 _SUFFIX = {"": 1, "m": Decimal("0.001"), "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
            "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _QTY = re.compile(r"^([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")

@@ -105,6 +105,20 @@ def test_mig_and_neuron_requests_are_valid() -> None:
     assert result.examined == 2
 
 
+@pytest.mark.parametrize("profile", ["mig-1c.3g.40gb", "mig-1g.10gb+me", "mig-1g.24gb+me.all", "mig-4g.48gb-me",
+                                     "mig-7g.80gb", "mig-2g.20gb+gfx"])
+def test_every_mig_profile_shape_is_a_known_resource(profile: str) -> None:
+    # No node advertises it yet (the pool scales from zero): still a real resource, not a typo.
+    p = _with_resources(f'      limits: {{nvidia.com/{profile}: "1"}}\n', name="infer-0")
+    assert _run(NODE, p).status is CheckStatus.PASSED
+
+
+def test_a_mig_lookalike_typo_is_still_caught() -> None:
+    p = _with_resources('      limits: {nvidia.com/mig-1g5gb: "1"}\n', name="infer-0")
+    (f,) = _run(NODE, p).findings
+    assert "no node advertises nvidia.com/mig-1g5gb" in f.title
+
+
 def test_fractional_mig_is_rejected_like_any_extended_resource() -> None:
     p = _with_resources('      limits: {nvidia.com/mig-1g.5gb: 100m}\n', name="infer-0")
     (f,) = _run(NODE, p).findings

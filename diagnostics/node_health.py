@@ -117,9 +117,10 @@ def xids_in(*texts: str) -> list[int]:
 
 
 def gpu_events(snap: Snapshot, node: str, limit: int = 3) -> list[Event]:
-    """Newest events on the node that talk about GPU faults (GKE `XIDError`, NMA `NvidiaXID..`, NPD rules)."""
+    """Newest events on the node that talk about GPU faults (GKE `XIDError`, NMA `NvidiaXID..` and
+    `DCGMHealthCode..`, NPD rules)."""
     evs = [e for e in snap.index.events("Node", node)
-           if any(w in (e.reason + " " + e.message[:400]).lower() for w in ("xid", "nvidia", "gpu", "nvlink"))]
+           if any(w in (e.reason + " " + e.message[:400]).lower() for w in _GPU_WORDS)]
     return evs[-limit:]
 
 

@@ -193,3 +193,24 @@ def test_nvswitch_sxid_alone_is_not_an_xid() -> None:
     (result,) = run(snapshot(node), only=[CHECK]).results
     (f,) = result.findings
     assert "Xid" not in f.title.replace("SXid", "") and "NVSwitchFault: nvidia-nvswitch2: SXid" in f.title
+
+
+def test_node_monitoring_agent_dcgm_events_are_evidence() -> None:
+    # The EKS node monitoring agent reports DCGM health incidents as DCGMHealthCode<N> events, with
+    # no "GPU" or "Xid" in them.
+    dcgm = """
+---
+apiVersion: v1
+kind: Event
+metadata: {name: dcgm.1, namespace: default}
+involvedObject: {kind: Node, name: %s}
+reason: DCGMHealthCode109
+message: DCGM detected issues in health check system with error code 109
+type: Warning
+count: 4
+lastTimestamp: "2026-08-21T09:57:00Z"
+""" % NAME
+    (result,) = run(snapshot(NODE + dcgm), only=[CHECK]).results
+    (f,) = result.findings
+    events = [e for e in f.evidence if e.path.startswith("event")]
+    assert any("DCGMHealthCode109" in e.path and e.count == 4 for e in events), [e.path for e in f.evidence]

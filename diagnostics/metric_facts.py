@@ -273,6 +273,11 @@ class GpuLabels:
             # pod/namespace/container now name the exporter itself.
             pod, ns, container = (labels["exported_pod"], labels.get("exported_namespace", ""),
                                   labels.get("exported_container", ""))
+        elif labels.get("pod_name"):
+            # dcgm-exporter --use-old-namespace (-o): the workload is pod_name/pod_namespace, and
+            # pod/namespace (if any) are the scrape target's.
+            pod, ns, container = (labels["pod_name"], labels.get("pod_namespace", ""),
+                                  labels.get("container_name") or labels.get("pod_container_name") or "")
         else:
             pod, ns, container = labels.get("pod", ""), labels.get("namespace", ""), labels.get("container", "")
             if "dcgm-exporter" in pod:  # same scrape setup, GPU held by no pod: only the exporter's labels

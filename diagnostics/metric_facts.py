@@ -93,7 +93,9 @@ QUERIES: dict[str, tuple[str, ...]] = {
                 f" and on() group(last_over_time({XID}[10m] offset {XID_WINDOW}))",),
     "xid_max": (f"max_over_time({XID}[{XID_WINDOW}]) > 0",),
     "xid_last": (f"last_over_time({XID}[{XID_WINDOW}]) > 0",),
-    "xid_count": (f"increase({XID_COUNT}[{XID_WINDOW}]) > 0",),
+    # A windowed count (dcgm-exporter --xid-count-window-size), not a counter: a series per Xid
+    # that reads N for a window and then goes away, so increase() of it is 0.
+    "xid_count": (f"max_over_time({XID_COUNT}[{XID_WINDOW}]) > 0",),
     "ecc_dbe": (f"max_over_time({ECC_DBE}[10m])",),
     "ecc_dbe_new": (f"increase({ECC_DBE}[{XID_WINDOW}]) > 0",),
     "row_remap_failure": (f"max_over_time({ROW_REMAP_FAILURE}[10m])",),

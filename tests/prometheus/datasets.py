@@ -262,6 +262,13 @@ def legacy(now: float) -> str:
     for i in range(8):
         h.healthy_gpu(h.gpu(BROKEN, i, H100, exported_pod="job-0", exported_namespace="ml", **exporter),
                       xid=(lambda a: 48 if a <= 900 else 0) if i == 2 else (lambda _a: 0))
+    # The optional windowed counter (--xid-count-window-size, 5 min): a series per Xid that reads 1
+    # for one window and then goes away. increase() of it is 0; it was an Xid all the same.
+    h.series("DCGM_EXP_XID_ERRORS_COUNT",
+             h.gpu(BROKEN, 5, H100, exported_pod="job-0", exported_namespace="ml", xid="94", **exporter),
+             lambda a: 1 if a >= 900 else None, since=1200)
+    h.series("DCGM_EXP_XID_ERRORS_COUNT", h.gpu(BROKEN, 5, H100, exported_pod="job-0", exported_namespace="ml",
+                                                **exporter), lambda a: 0 if a < 900 else None)
     # No host label at all: only the scrape target's address, which is the node's InternalIP; no
     # pod holds these GPUs, so only the exporter's own pod label is there.
     for i in range(2):

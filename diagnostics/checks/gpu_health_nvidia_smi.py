@@ -62,9 +62,18 @@ _FLAGS: Mapping[str, tuple[str, str]] = {
 _ROUTE_FLAGS = frozenset({"nvml-init-failure", "no-devices", "nvidia-smi-not-found", "nvml-library-missing"})
 """Flags that, from an unprivileged debug pod, say more about the pod's access than about the GPUs."""
 
-_COUNT_LABELS = ("karpenter.k8s.aws/instance-gpu-count", "nvidia.com/gpu.count",
-                 "cloud.google.com/gke-accelerator-count")
+_COUNT_LABELS = ("karpenter.k8s.aws/instance-gpu-count", "cloud.google.com/gke-accelerator-count",
+                 "nvidia.com/gpu.count")
 """Physical GPU counts (time-slicing and MIG make `status.capacity` no measure of physical GPUs)."""
+
+
+def _count_labels(node: Node) -> tuple[str, ...]:
+    """`_COUNT_LABELS` that count physical GPUs on this node: under the MIG "single" strategy GPU
+    Feature Discovery's nvidia.com/gpu.count counts MIG devices (gpu.product `A100-SXM4-40GB-MIG-1g.5gb`)."""
+    labels = node.labels
+    if labels.get("nvidia.com/mig.strategy") == "single" or "-MIG-" in labels.get("nvidia.com/gpu.product", ""):
+        return _COUNT_LABELS[:-1]
+    return _COUNT_LABELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +308,7 @@ def _route_finding(snap: Snapshot, result: _Result) -> Finding:
 def _expected_gpus(node: Node | None) -> int:
     if node is None:
         return 0
-    for key in _COUNT_LABELS:
+    for key in _count_labels(node):
         n = _int(node.labels.get(key))
         if n:
             return n
@@ -307,7 +316,7 @@ def _expected_gpus(node: Node | None) -> int:
 
 
 def _count_finding(snap: Snapshot, result: _Result, node: Node, claim: NodeClaim | None, expected: int) -> Finding:
-    label = next(k for k in _COUNT_LABELS if _int(node.labels.get(k)))
+    label = next(k for k in _count_labels(node) if _int(node.labels.get(k)))
     seen = len(result.gpus)
     radius = blast_radius(snap, node, claim)
     commands = _drain_commands(node.name)

@@ -169,6 +169,20 @@ def test_fewer_gpus_than_the_instance_has() -> None:
     assert {e.path: e.value for e in f.evidence}["metadata.labels[karpenter.k8s.aws/instance-gpu-count]"] == "8"
 
 
+def test_mig_single_strategy_gpu_count_label_counts_slices_not_gpus() -> None:
+    # GPU Feature Discovery, MIG "single": nvidia.com/gpu.count is the number of MIG devices (7 on
+    # one H100 cut into 1g.10gb), and nvidia-smi lists the one physical GPU.
+    gfd = NODE.replace('    karpenter.k8s.aws/instance-gpu-count: "1"\n',
+                       '    nvidia.com/mig.strategy: single\n    nvidia.com/gpu.count: "7"\n'
+                       '    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3-MIG-1g.10gb\n')
+    assert gfd != NODE
+    assert gt801(gfd, reports={NODE_NAME: result_json(debug_log_for("h100-mig"))}).status is CheckStatus.PASSED
+    # Without MIG the same label counts physical GPUs.
+    plain = gfd.replace("    nvidia.com/mig.strategy: single\n", "").replace("-MIG-1g.10gb", "")
+    (f,) = gt801(plain, reports={NODE_NAME: result_json(debug_log_for("h100"))}).findings
+    assert "nvidia-smi sees 1 of 7 GPUs" in f.title
+
+
 def test_gpu_request_route_sees_only_its_gpus() -> None:
     # With --gpus 1 the device plugin hands the pod one GPU: seeing 1 of 8 is expected.
     eight = NODE.replace('instance-gpu-count: "1"', 'instance-gpu-count: "8"')

@@ -25,7 +25,9 @@ EVENT_MAX_AGE = timedelta(hours=1)
 
 # Event texts, current and older generations (core statenode.go / disruption/types.go / events.go).
 _POD_REF = re.compile(r'\(Pod=([^/\s)]+)/([^\s)]+)\)|[Pp]od "([^"/]+)/([^"]+)"')
-_PDB_REF = re.compile(r"PodDisruptionBudget(?:\(s\))?=\[?([^\])]+)\]?|PDB \"([^\"]+)\"")
+_PDB_REF = re.compile(r"PodDisruptionBudget(?:\(s\))?=\[?([^\])]+)\]?|(?i:pdb)\s+\"?([^\"\s]+/[^\"\s]+)\"?\s+prevents")
+"""v1: `Pdb prevents pod evictions (PodDisruptionBudget=[ns/name])`; older: `PDB "ns/name" prevents`,
+`Cannot disrupt Node: pdb "ns/name" prevents pod evictions`, `pdb ns/name prevents pod evictions`."""
 _TAINT_PATCH = ("kubectl patch nodepool {pool} --type merge -p '{{\"spec\":{{\"template\":{{\"spec\":{{\"taints\":"
                 "[{{\"key\":\"nvidia.com/gpu\",\"value\":\"true\",\"effect\":\"NoSchedule\"}}]}}}}}}}}'")
 _POOL_BUDGET = re.compile(r"No allowed disruptions(?: for disruption reason (\w+))? due to blocking budget")

@@ -295,6 +295,12 @@ def test_older_karpenter_event_texts() -> None:
                 event("Node", NODE_NAME, "DisruptionBlocked",
                       '(combined from similar events): PDB "serving/inference-cache-pdb" prevents pod evictions'))
     assert "PDB serving/inference-cache-pdb prevents pod evictions" in f.title
+    for text in ('Cannot disrupt Node: pdb "serving/inference-cache-pdb" prevents pod evictions',
+                 "pdb serving/inference-cache-pdb prevents pod evictions"):
+        f = finding(pool(), node(), claim(), DAEMON_POD, pod("inference-cache-0", ns="serving"),
+                    event("Node", NODE_NAME, "DisruptionBlocked", text))
+        assert "PDB serving/inference-cache-pdb prevents pod evictions" in f.title, text
+        assert ObjectRef("PodDisruptionBudget", "inference-cache-pdb", "serving") in f.related
     f = finding(pool(), node(), claim(), DAEMON_POD,
                 event("Node", NODE_NAME, "DisruptionBlocked",
                       'Pod "ml/gone-pod" has "karpenter.sh/do-not-disrupt" annotation'))

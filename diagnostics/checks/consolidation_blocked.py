@@ -16,6 +16,7 @@ from diagnostics.disruption import (
     gather,
     refs_of,
 )
+from diagnostics.karpenter_controller import controller_namespace, logs_command
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.records import Condition, Node, NodeClaim, Pod, accelerator_total, accelerators
 from diagnostics.registry import check
@@ -77,7 +78,7 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
         # Everything the finding reads besides the node's records: equal values give an equal finding,
         # so the last one is reused (an idle node's text changes about once a minute).
         if not blockers and not logs_namespace:
-            logs_namespace.append(_logs_namespace(snap))
+            logs_namespace.append(controller_namespace(snap))
         said = _Said(human_age(idle_for), f"{facts.gpus * idle_for / 3600:.1f}",
                      snap.age(consolidatable.last_transition) if consolidatable is not None else None,
                      expired, tuple(blockers), "" if blockers else logs_namespace[0])
@@ -140,7 +141,7 @@ def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Fa
     texts = [b.fix for b in blockers]
     if not blockers:
         texts.append("Nothing in the snapshot explains it: read the Karpenter controller log for this node.")
-        commands.append(_logs_command(said.logs_namespace, node.name))
+        commands.append(logs_command(said.logs_namespace, node.name))
     cost = (f"{gpus:g} GPU(s) have been idle for {said.idle} (~{said.gpu_hours} GPU-hours billed for "
             "nothing).")
     if claim is not None:
@@ -248,16 +249,3 @@ def _idle(snap: Snapshot, node: Node, claim: NodeClaim | None) -> tuple[
     return node, claim, init, nd
 
 
-def _logs_namespace(snap: Snapshot) -> str:
-    """The namespace the Karpenter controller actually runs in."""
-    pod = snap.index.first_pod("karpenter", _is_karpenter)
-    return "kube-system" if pod is None else pod.namespace
-
-
-def _logs_command(ns: str, node: str) -> str:
-    """`kubectl logs` for the Karpenter controller in namespace `ns`."""
-    return f"kubectl logs -n {ns} -l app.kubernetes.io/name=karpenter --tail=500 | grep {node}"
-
-
-def _is_karpenter(pod: Pod) -> bool:
-    return pod.meta.labels.get("app.kubernetes.io/name") == "karpenter"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from diagnostics.carry import Generations
+from diagnostics.karpenter_controller import controller_namespace, logs_command
 from diagnostics.model import Evidence, EvidenceKind, Finding, ObjectRef, Remediation, Severity
 from diagnostics.pending import Triage, triage
 from diagnostics.pod_events import clip
@@ -84,11 +85,15 @@ def pod_waiting_for_nodeclaim(snap: Snapshot) -> Iterator[Finding | int]:
             ev.append(st.absent)  # type: ignore[arg-type]
         if st.node_field is not None:
             ev.append(st.node_field)
+        remedy = st.stuck_remedy if stuck else st.remedy
+        if stuck and st.launching:
+            remedy = Remediation(remedy.text, remedy.commands + (
+                logs_command(controller_namespace(snap), st.claim_ref.name),))
         yield Finding(
             subject=st.subject,
             title=title,
             evidence=tuple(ev),
-            remediation=st.stuck_remedy if stuck else st.remedy,
+            remediation=remedy,
             severity=Severity.WARNING if stuck else None,
             related=st.related,
         )
@@ -120,6 +125,8 @@ class _Static:
     remedy: Remediation
     stuck_remedy: Remediation
     related: tuple[ObjectRef, ...]
+    launching: bool
+    """Stuck at Launched: the controller's log says why."""
 
 
 _STATIC: Generations[_Static] = Generations()
@@ -164,19 +171,19 @@ def _static(t: Triage) -> _Static:
         node_field=Evidence.field(claim.ref, "status.nodeName", claim.node_name) if claim.node_name else None,
         remedy=_remedy(claim, stage, False),
         stuck_remedy=_remedy(claim, stage, True),
+        launching=stage == "Launched",
         related=(claim.ref,) + ((w.node.ref,) if w.node is not None else ()),
     )
 
 
 def _remedy(claim: NodeClaim, stage: str, stuck: bool) -> Remediation:
     describe = f"kubectl describe nodeclaim {claim.name}"
-    logs = f"kubectl -n karpenter logs -l app.kubernetes.io/name=karpenter --tail=500 | grep {claim.name}"
     if not stuck:
         return Remediation("Karpenter is bringing up a node for this pod; nothing to do yet.", (describe,))
-    if stage == "Launched":
+    if stage == "Launched":  # the controller's log follows (its namespace is per snapshot)
         return Remediation("The instance has not launched: the Launched condition and Karpenter's log say why "
                            "(capacity, quota, permissions, NodeClass). Karpenter deletes a claim that has not "
-                           "launched after 5 minutes and tries again.", (describe, logs))
+                           "launched after 5 minutes and tries again.", (describe,))
     instance = claim.provider_id.rsplit("/", 1)[-1] if claim.provider_id else ""
     if stage == "Registered":
         cmds = [describe]

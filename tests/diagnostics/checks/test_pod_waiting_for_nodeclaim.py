@@ -162,3 +162,37 @@ def test_skipped_without_nodeclaims() -> None:
 def test_events_forbidden_falls_back_to_nominated_node_name_only() -> None:
     assert _run(POD, REGISTERING, _nominated(), sources={"events": SourceState.FORBIDDEN}).status is \
         CheckStatus.PASSED
+
+
+def test_claim_stuck_launching_points_at_the_controller_log_where_karpenter_runs() -> None:
+    launching = """
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: gpu-7xk2q
+  creationTimestamp: "2026-08-21T09:45:00Z"
+  labels: {karpenter.sh/nodepool: gpu}
+spec:
+  resources: {requests: {nvidia.com/gpu: "1"}}
+status:
+  conditions:
+  - {type: Launched, status: Unknown, reason: AwaitingReconciliation, message: object is awaiting reconciliation,
+     lastTransitionTime: "2026-08-21T09:45:00Z"}
+"""
+    controller = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: karpenter-6d9f7b8c5-abcde
+  namespace: karpenter
+  labels: {app.kubernetes.io/name: karpenter}
+spec: {nodeName: ip-10-0-1-5.ec2.internal, containers: [{name: controller, image: karpenter}]}
+status: {phase: Running}
+"""
+    logs = "kubectl logs -n {} -l app.kubernetes.io/name=karpenter --tail=500 | grep gpu-7xk2q"
+    (f,) = _run(POD, launching, _nominated(), controller).findings
+    assert f.severity is Severity.WARNING and "launching" in f.title
+    assert logs.format("karpenter") in f.remediation.commands
+    # Not visible (or in kube-system, where Karpenter's docs install it): kube-system.
+    (f,) = _run(POD, launching, _nominated()).findings
+    assert logs.format("kube-system") in f.remediation.commands

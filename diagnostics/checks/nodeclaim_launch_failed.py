@@ -98,6 +98,38 @@ FIXES: dict[str, LaunchFix] = {
         "Karpenter could not resolve instance types for the NodeClaim",
         "Check the NodePool requirements and the EC2NodeClass; the controller log has the error.",
         ("kubectl describe nodepool {pool}",)),
+    "InstanceProfileNameInvalid": LaunchFix(
+        "the instance profile in the EC2NodeClass status does not exist (deleted, or its role/instanceProfile is "
+        "wrong)",
+        "Fix spec.role (Karpenter creates the profile) or spec.instanceProfile so it names an existing profile.",
+        ("kubectl get ec2nodeclass {nodeclass} -o jsonpath='{{.spec.role}}{{\" \"}}{{.spec.instanceProfile}}"
+         "{{\" \"}}{{.status.instanceProfile}}{{\"\\n\"}}'",
+         "aws iam list-instance-profiles --query 'InstanceProfiles[].[InstanceProfileName,Roles[0].RoleName]' "
+         "--output table")),
+    "LaunchTemplateNotFound": LaunchFix(
+        "the launch template Karpenter had cached was deleted (by hand or by another tool)",
+        "Karpenter re-creates its launch templates on the next attempt; if it keeps failing, find what deletes "
+        "templates tagged karpenter.k8s.aws/cluster.",
+        ("aws ec2 describe-launch-templates --filters Name=tag-key,Values=karpenter.k8s.aws/cluster "
+         "--query 'LaunchTemplates[].LaunchTemplateName'",)),
+    "InvalidAMIID": LaunchFix(
+        "an AMI id in the EC2NodeClass is malformed",
+        "Fix amiSelectorTerms (ids look like ami-0123456789abcdef0), or select by alias such as al2023@latest.",
+        ("kubectl get ec2nodeclass {nodeclass} -o jsonpath='{{.spec.amiSelectorTerms}}'",)),
+    "UserDataSizeLimitExceeded": LaunchFix(
+        "the EC2NodeClass userData is over EC2's 16 KB limit",
+        "Shrink spec.userData (fetch large scripts from S3 at boot instead).",
+        ("kubectl get ec2nodeclass {nodeclass} -o jsonpath='{{.spec.userData}}' | wc -c",)),
+    "InternalError": LaunchFix(
+        "EC2 returned an internal error",
+        "Usually transient: Karpenter retries. If it persists for one instance type or zone, exclude it and open "
+        "an AWS support case.", ()),
+    "AccountPendingVerification": LaunchFix(
+        "AWS is still verifying the account for launches in this region",
+        "Wait for the verification to finish (or contact AWS support); no configuration change helps.", ()),
+    "FreeTierIneligible": LaunchFix(
+        "the account may only launch free-tier instance types",
+        "Upgrade the account's plan; GPU instance types are never free-tier.", ()),
     "AwaitingReconciliation": LaunchFix(
         "Karpenter has not attempted the launch (controller down, crash-looping or unable to reach the API)",
         "Check that the Karpenter controller runs and read its log.",
@@ -109,7 +141,12 @@ FIXES: dict[str, LaunchFix] = {
 # LaunchFailed carries the raw error; these substrings identify the same causes.
 _MESSAGE_HINTS = (
     ("belong to different networks", "SecurityGroupSubnetVPCMismatch"),
+    ("InvalidAMIID.Malformed", "InvalidAMIID"),
     ("InvalidAMIID", "AMINotFound"),
+    ("iamInstanceProfile.name is invalid", "InstanceProfileNameInvalid"),
+    ("InvalidLaunchTemplateId.NotFound", "LaunchTemplateNotFound"),
+    ("InvalidLaunchTemplateName.NotFound", "LaunchTemplateNotFound"),
+    ("PendingVerification", "AccountPendingVerification"),
     ("no amis exist", "AMINotFound"),  # launch template resolution, v0.3x-v1.x
     ("Not authorized for images", "AMIAuthorizationFailure"),
     ("UnauthorizedOperation", "Unauthorized"),
@@ -219,7 +256,9 @@ def _finding(snap: Snapshot, claim: NodeClaim, launched: dict[str, str], age: fl
            "sg_ids": " ".join(groups) or "<sg-ids>", "ami_ids": " ".join(amis) or "<ami-id>"}
     commands = tuple(c.format(**fmt) for c in fix.commands) + (f"kubectl describe nodeclaim {claim.name}",)
     shown = reason if key == reason else f"{reason} ({key})"
-    detail = f": {clip(message, 160)}" if message and reason in ("LaunchFailed", "Unknown") else ""
+    # The message adds to a known cause only where the reason is generic; an unknown reason is all we have.
+    detail = f": {clip(message, 160)}" if message and (reason in ("LaunchFailed", "Unknown") or fix is _GENERIC) \
+        else ""
     title = (f"NodeClaim {claim.name}"
              + (f" ({claim.instance_type})" if claim.instance_type else "")
              + f" not launched for {human_age(age)}: {shown} - {fix.cause}{detail}")

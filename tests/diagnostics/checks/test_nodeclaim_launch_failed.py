@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from diagnostics import CheckStatus, ObjectRef, Severity, run
 from diagnostics.snapshot import SourceState
 from tests.builders import snapshot
@@ -127,6 +129,34 @@ def test_launch_failed_raw_error_is_classified_from_its_text() -> None:
     timeout = next(e for e in f.evidence if e.path == "launch timeout")
     assert "4m past the timeout and not deleted" in timeout.note
     assert "check that its controller runs" in f.remediation.text
+
+
+@pytest.mark.parametrize("reason, message, cause", [
+    # The Launched reasons of aws ToReasonMessage beyond the common ones, with their own messages.
+    ("InstanceProfileNameInvalid", "Instance profile name used from EC2NodeClass status does not exist",
+     "the instance profile in the EC2NodeClass status does not exist"),
+    ("LaunchTemplateNotFound", "Launch template used for instance launch wasn't found",
+     "the launch template Karpenter had cached was deleted"),
+    ("InvalidAMIID", "AMI used for instance launch is invalid", "an AMI id in the EC2NodeClass is malformed"),
+    ("AccountPendingVerification", "An instance launch was requested but the request for launching resources in "
+     "this region is still being verified", "AWS is still verifying the account"),
+])
+def test_every_provider_launch_reason_gets_its_own_cause(reason: str, message: str, cause: str) -> None:
+    c = claim("gpu-inference-z8v3q", "2026-08-21T09:58:00Z",
+              f'{{type: Launched, status: Unknown, reason: {reason}, message: "{message}", '
+              f'lastTransitionTime: "2026-08-21T09:58:00Z"}}')
+    (f,) = run(snapshot(POOL_AND_CLASS, c), only=[CHECK]).results[0].findings
+    assert f"not launched for 2m: {reason} - {cause}" in f.title
+    assert "the cloud provider rejected the launch" not in f.title
+
+
+def test_an_unknown_reason_shows_its_message() -> None:
+    c = claim("gpu-inference-z8v3q", "2026-08-21T09:58:00Z",
+              '{type: Launched, status: Unknown, reason: CapacityReservationNotFound, '
+              'message: "capacity reservation cr-0abc is not active", lastTransitionTime: "2026-08-21T09:58:00Z"}')
+    (f,) = run(snapshot(POOL_AND_CLASS, c), only=[CHECK]).results[0].findings
+    assert f.title.endswith("CapacityReservationNotFound - the cloud provider rejected the launch: "
+                            "capacity reservation cr-0abc is not active")
 
 
 def test_awaiting_reconciliation_for_minutes_means_karpenter_is_not_launching() -> None:

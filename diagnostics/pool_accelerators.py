@@ -17,9 +17,11 @@ from functools import lru_cache
 from diagnostics.matching import requirement_matches
 from diagnostics.records import Requirement
 
-# Extended resources Karpenter's instance types can carry (karpenter-facts.md section 6).
+# Extended resources Karpenter's instance types can carry (karpenter-facts.md section 6). Not
+# aws.amazon.com/neurondevice: the Neuron device plugin registers it, but no instance type offers
+# it, so a pod asking for it never gets a node from Karpenter.
 KARPENTER_MODELED = frozenset({"nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron",
-                               "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice", "habana.ai/gaudi"})
+                               "aws.amazon.com/neuroncore", "habana.ai/gaudi"})
 
 # Instance categories (karpenter.k8s.aws/instance-category) whose families have no accelerator.
 CPU_CATEGORIES = frozenset({"a", "c", "d", "h", "i", "im", "is", "m", "r", "t", "u", "x", "z", "hpc", "mac"})
@@ -106,7 +108,7 @@ def generation(family: str) -> str:
 
 
 def base_resource(resource: str) -> str:
-    return _N if resource in ("aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice") else resource
+    return _N if resource == "aws.amazon.com/neuroncore" else resource
 
 
 def devices(fam: Family, size: str, resource: str) -> int:

@@ -20,7 +20,8 @@ from diagnostics.snapshot_memo import carried
 from diagnostics.workloads import owner_workload
 
 # Resource names device plugins really register (anything else accelerator-looking is probably a typo).
-KNOWN = KARPENTER_MODELED | {"nvidia.com/gpu.shared", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe"}
+KNOWN = KARPENTER_MODELED | {"nvidia.com/gpu.shared", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe",
+                             "aws.amazon.com/neurondevice"}
 MIG = re.compile(r"^nvidia\.com/mig-(\d+c\.)?\d+g\.\d+gb([+-][a-z][a-z0-9.]*)*$")
 """MIG profiles as the device plugin names them: `1g.5gb`, `1c.3g.40gb` (a compute-instance slice),
 `1g.10gb+me`, `1g.24gb+me.all`, `4g.48gb-me` (go-nvlib's `%dc.%dg.%dgb` plus attributes)."""

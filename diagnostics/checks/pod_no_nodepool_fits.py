@@ -243,7 +243,10 @@ def _remedy(pod: Pod, pf: PodFit, wl: Workload, g: _Group) -> Remediation:
                     "-o jsonpath='{.spec.nodeSelector}{.spec.affinity}'")
     if ACCELERATOR in kinds:
         unmodeled = [r for p in pf.pools for r in p.reasons if r.kind == ACCELERATOR and "does not model" in r.text]
-        if unmodeled:
+        if unmodeled and unmodeled[0].resource.startswith("aws.amazon.com/neuron"):
+            texts.append(f"Karpenter cannot provision for {unmodeled[0].resource}: request aws.amazon.com/neuron "
+                         "(devices) or aws.amazon.com/neuroncore so Karpenter can launch for the pod.")
+        elif unmodeled:
             texts.append(f"Karpenter cannot provision for {unmodeled[0].resource}: request whole GPUs "
                          "(nvidia.com/gpu) so Karpenter can launch for the pod, or keep MIG/shared nodes running "
                          "outside Karpenter's scale-from-zero and check they have free slices.")

@@ -91,6 +91,18 @@ def test_mig_resource_is_not_something_karpenter_can_launch_for() -> None:
     assert "request whole GPUs" in f.remediation.text
 
 
+def test_neuron_device_resource_is_not_something_karpenter_can_launch_for() -> None:
+    # The Neuron device plugin registers aws.amazon.com/neurondevice; Karpenter's instance types
+    # carry only neuron and neuroncore, so even an inf2 pool never launches for it.
+    inf = GPU_POOL.replace("name: gpu, uid: np-gpu", "name: neuron, uid: np-neuron").replace(
+        "values: [g5, g6, g6e]", "values: [inf2]")
+    p = pod("infer-0", resource="aws.amazon.com/neurondevice", owner="StatefulSet/infer",
+            tolerations="  tolerations: [{operator: Exists}]\n")
+    (f,) = _run(inf, CPU_POOL, NODECLASS, p).findings
+    assert "Karpenter does not model aws.amazon.com/neurondevice" in f.title
+    assert "request aws.amazon.com/neuron (devices) or aws.amazon.com/neuroncore" in f.remediation.text
+
+
 def test_pod_opting_out_of_karpenter_is_a_warning() -> None:
     affinity = """  affinity:
     nodeAffinity:

@@ -43,8 +43,10 @@ SHORT_LIVED_SECONDS = 60.0
 """A NodeClaim deleted this soon after creation never got an instance (ICE deletes it immediately)."""
 
 # EC2 fleet error codes Karpenter treats as "unfulfillable capacity" (aws pkg/errors), by what they mean.
-CAPACITY_CODES = ("InsufficientInstanceCapacity", "UnfulfillableCapacity", "ReservationCapacityExceeded",
-                  "Unsupported")
+CAPACITY_CODES = ("InsufficientInstanceCapacity", "UnfulfillableCapacity", "ReservationCapacityExceeded")
+UNSUPPORTED_CODES = ("Unsupported",)
+"""`Your requested instance type (X) is not supported in your requested Availability Zone`: no
+amount of waiting brings capacity that EC2 does not sell there."""
 QUOTA_CODES = ("MaxSpotInstanceCountExceeded", "VcpuLimitExceeded", "MaxFleetCountExceeded")
 IP_CODES = ("InsufficientFreeAddressesInSubnet",)
 SLR_CODE = "AuthFailure.ServiceLinkedRoleCreationNotPermitted"
@@ -69,7 +71,8 @@ def error_codes(message: str) -> list[str]:
     return list(_error_codes(message))
 
 
-_CODE_PATTERNS = tuple((c, re.compile(rf"\b{re.escape(c)}\b")) for c in (*QUOTA_CODES, *IP_CODES, *CAPACITY_CODES))
+_CODE_PATTERNS = tuple((c, re.compile(rf"\b{re.escape(c)}\b"))
+                       for c in (*QUOTA_CODES, *IP_CODES, *CAPACITY_CODES, *UNSUPPORTED_CODES))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -84,9 +87,11 @@ def _error_codes(message: str) -> tuple[str, ...]:
 
 
 def category(code: str) -> str:
-    """quota | ips | spot-permission | capacity."""
+    """quota | ips | spot-permission | unsupported | capacity."""
     if code in QUOTA_CODES:
         return "quota"
+    if code in UNSUPPORTED_CODES:
+        return "unsupported"
     if code in IP_CODES:
         return "ips"
     if code == SLR_CODE:
@@ -333,7 +338,8 @@ def _finding(snap: Snapshot, s: Shortage, pool: NodePool | None) -> Finding:
     what = {"capacity": "no EC2 capacity for its instance types",
             "quota": "an EC2 quota is exhausted",
             "ips": "its subnets ran out of free IP addresses",
-            "spot-permission": "spot launches are not permitted (Spot service-linked role missing)"}[main]
+            "spot-permission": "spot launches are not permitted (Spot service-linked role missing)",
+            "unsupported": "EC2 does not offer an instance type it tried in that zone"}[main]
     n_claims = len(s.claims)
     detail = ", ".join(c for c, _ in s.codes.most_common(2)) if s.codes else ""
     offering = " ".join(x for x in ("/".join(ctypes), ", ".join(types[:3])) if x)
@@ -411,6 +417,13 @@ def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, 
         commands.append("aws iam create-service-linked-role --aws-service-name spot.amazonaws.com")
         texts.append("Create the EC2 Spot service-linked role once per account (or allow the controller "
                      "iam:CreateServiceLinkedRole for spot.amazonaws.com).")
+    if main == "unsupported" or "Unsupported" in s.codes:
+        commands.append("aws ec2 describe-instance-type-offerings --location-type availability-zone --filters "
+                        f"Name=instance-type,Values={','.join(types[:6]) or '<instance-types>'} "
+                        "--query 'InstanceTypeOfferings[].[InstanceType,Location]' --output table")
+        texts.append("EC2 does not sell the instance type in the zone Karpenter tried (Unsupported); waiting does "
+                     "not help. Restrict the NodePool's zones (topology.kubernetes.io/zone) or instance types to "
+                     "offered pairs (see instance-type-not-offered).")
     if main == "capacity" or not texts:
         example = ("instance-family In [p4d, p4de, p5, p5e, p5en]" if "P" in quota_class(types)
                    else "instance-gpu-name In [a10g, l4, t4] or instance-family In [g5, g6, g6e]")

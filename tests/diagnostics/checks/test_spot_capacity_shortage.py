@@ -252,6 +252,20 @@ def test_subnet_out_of_ips() -> None:
                f.remediation.commands)
 
 
+def test_type_not_sold_in_the_zone_is_not_called_a_shortage() -> None:
+    ev = _ice("gpu-spot-un001", "with fleet error(s), Unsupported: Your requested instance type (p5.48xlarge) is not "
+                                "supported in your requested Availability Zone (us-east-1e). Please retry your "
+                                "request by not specifying an Availability Zone or choosing us-east-1a, us-east-1b.",
+              "2026-08-21T09:55:00Z", count=3)
+    (result,) = run(snapshot(POOL, CLASS, ev), only=["spot-capacity-shortage"]).results
+    (f,) = result.findings
+    assert "EC2 does not offer an instance type it tried in that zone (Unsupported)" in f.title
+    assert "no EC2 capacity" not in f.title
+    assert any(c.startswith("aws ec2 describe-instance-type-offerings --location-type availability-zone")
+               for c in f.remediation.commands)
+    assert "waiting does not help" in f.remediation.text and "on-demand fallback" not in f.remediation.text
+
+
 def test_churn_without_events_is_enough() -> None:
     # Events expired or unreadable detail: two claims deleted within seconds of creation still show churn.
     second = CLAIM.replace("gpu-spot-r4t7w", "gpu-spot-k2p9d").replace("09:59:07Z", "09:57:00Z").replace(

@@ -181,7 +181,7 @@ def big_training_instances(pool: NodePool) -> bool:
 
 
 def quota_class(instance_types: Iterable[str], gpu_names: Iterable[str] = ()) -> set[str]:
-    """EC2 quota buckets ("G" for G and VT, "P") the instances fall into."""
+    """EC2 quota buckets ("G" for G and VT, "P", "Inf", "Trn") the instances fall into."""
     out: set[str] = set()
     for it in instance_types:
         fam = family_of(it)
@@ -189,6 +189,10 @@ def quota_class(instance_types: Iterable[str], gpu_names: Iterable[str] = ()) ->
             out.add("P")
         elif fam.startswith(("g", "vt")) and is_gpu_family(fam):
             out.add("G")
+        elif fam.startswith("inf"):
+            out.add("Inf")
+        elif fam.startswith("trn"):
+            out.add("Trn")
     for name in gpu_names:
         out.add("P" if name.lower() in P_GPU_NAMES else "G")
     return out

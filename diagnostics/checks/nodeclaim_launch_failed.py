@@ -57,10 +57,12 @@ FIXES: dict[str, LaunchFix] = {
          "aws cloudtrail lookup-events --lookup-attributes AttributeKey=EventName,AttributeValue=CreateFleet "
          "--max-results 5")),
     "VCPULimitExceeded": LaunchFix(
-        "the account's vCPU quota for this instance family is used up (G and P instances have their own quotas)",
-        "Request a higher EC2 vCPU quota for the G/P family, or allow other instance families in the NodePool.",
+        "the account's vCPU quota for this instance family is used up (G, P, Inf and Trn instances have their own "
+        "quotas)",
+        "Request a higher EC2 vCPU quota for the family's bucket, or allow other instance families in the NodePool.",
         ("aws service-quotas list-service-quotas --service-code ec2 --query "
-         "\"Quotas[?contains(QuotaName, 'G and VT') || contains(QuotaName, 'P instances')].[QuotaName,Value]\" "
+         "\"Quotas[?contains(QuotaName, 'G and VT') || contains(QuotaName, 'P instances') || "
+         "contains(QuotaName, 'Inf instances') || contains(QuotaName, 'Trn instances')].[QuotaName,Value]\" "
          "--output table",)),
     "SpotQuotaExceeded": LaunchFix(
         "the account's spot instance quota is used up",

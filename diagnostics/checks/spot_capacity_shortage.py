@@ -58,6 +58,10 @@ QUOTAS = {
     ("P", "spot"): ("L-7212CCBC", "All P Spot Instance Requests"),
     ("G", "on-demand"): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
     ("P", "on-demand"): ("L-417A185B", "Running On-Demand P instances"),
+    ("Inf", "spot"): ("L-B5D1601B", "All Inf Spot Instance Requests"),
+    ("Inf", "on-demand"): ("L-1945791B", "Running On-Demand Inf instances"),
+    ("Trn", "spot"): ("L-6B0D517C", "All Trn Spot Instance Requests"),
+    ("Trn", "on-demand"): ("L-2C3B7624", "Running On-Demand Trn instances"),
 }
 
 _CLAIM_IN_MESSAGE = re.compile(r"NodeClaim (\S+) event:")
@@ -402,7 +406,8 @@ def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, 
         code0 = QUOTAS[(buckets[0], quota_ct[0])][0]
         commands.append(f"aws service-quotas request-service-quota-increase --service-code ec2 --quota-code {code0} "
                         "--desired-value <vCPUs>")
-        texts.append("EC2 quotas for GPU instances are counted in vCPUs per instance bucket (G/VT, P) and "
+        texts.append("EC2 quotas for accelerated instances are counted in vCPUs per instance bucket (G/VT, P, Inf, "
+                     "Trn) and "
                      "capacity type; request an increase for the quota named here (waiting does not help).")
     if main == "ips" or "InsufficientFreeAddressesInSubnet" in s.codes:
         nc = snap.index.nodeclass.get(pool.node_class) if pool else None

@@ -241,6 +241,38 @@ spec:
     assert any("--quota-code L-DB2E81BA" in c for c in f.remediation.commands)
 
 
+def test_inferentia_vcpu_quota_names_the_inf_bucket() -> None:
+    pool = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: neuron}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+      requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [inf2]}]
+"""
+    claim = """
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: neuron-8fj2k
+  creationTimestamp: "2026-08-21T09:50:00Z"
+  labels: {karpenter.sh/nodepool: neuron}
+spec:
+  requirements:
+  - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+  - {key: node.kubernetes.io/instance-type, operator: In, values: [inf2.24xlarge]}
+"""
+    ev = _ice("neuron-8fj2k", "with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than "
+                              "your current vCPU limit of 0 allows for the instance bucket that the specified "
+                              "instance type belongs to.", "2026-08-21T09:50:02Z")
+    (f,) = run(snapshot(pool, CLASS, claim, ev), only=["spot-capacity-shortage"]).results[0].findings
+    cmds = f.remediation.commands
+    assert any("--quota-code L-1945791B" in c and "Running On-Demand Inf instances" in c for c in cmds)
+    assert not any("L-DB2E81BA" in c or "L-417A185B" in c for c in cmds)  # not the G or P bucket
+
+
 def test_subnet_out_of_ips() -> None:
     ev = _ice("gpu-spot-ip001", "with fleet error(s), InsufficientFreeAddressesInSubnet: There are not enough free "
                                 "addresses in subnet 'subnet-0a1' to satisfy the requested number of instances.",

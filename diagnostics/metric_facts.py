@@ -41,6 +41,8 @@ DCGM_DEFAULT_OFF = (ECC_DBE, XID_COUNT)
 IDLE_WINDOW = "1h"
 XID_WINDOW = "1h"
 FAILURE_WINDOW = "15m"
+REPAIR_WINDOW = "6h"
+"""Node repair loops: replacements as unhealthy counted over this window (node_remediation_loop)."""
 PCIE_WINDOW = "15m"
 
 
@@ -60,7 +62,8 @@ _ACCELERATOR_TYPES = r"nvidia\\.com/.*|amd\\.com/gpu|aws\\.amazon\\.com/neuron.*
 _FAILURE_REASONS = "insufficient_capacity|launch_timeout|registration_timeout|nodeclass_not_ready|liveness"
 """Disruption reasons that mean "a NodeClaim never became a node" (`liveness`: pre-v1 registration timeout)."""
 _KARPENTER_COUNTERS = ("karpenter_nodeclaims_disrupted_total", "karpenter_nodeclaims_terminated_total",
-                       "karpenter_cloudprovider_instance_launch_failures_total")
+                       "karpenter_cloudprovider_instance_launch_failures_total",
+                       "karpenter_nodeclaims_unhealthy_disrupted_total")
 _KARPENTER_WITNESS = '{__name__=~"karpenter_build_info|karpenter_nodepools?_usage"}'
 
 
@@ -115,6 +118,12 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "launch_failures": (
         _new_or_increased("karpenter_cloudprovider_instance_launch_failures_total", "", FAILURE_WINDOW),
     ),
+    # Node repair replacements: before Karpenter v1.8 they leave no event or condition, only these
+    # (the specific counter labels the condition and the AMI).
+    "unhealthy_repairs": (
+        _new_or_increased("karpenter_nodeclaims_unhealthy_disrupted_total", "", REPAIR_WINDOW),
+        _new_or_increased("karpenter_nodeclaims_disrupted_total", '{reason="unhealthy"}', REPAIR_WINDOW),
+    ),
 }
 """Purpose -> PromQL. Purposes are the contract between the Prometheus source and the checks."""
 
@@ -123,7 +132,7 @@ NEEDS: dict[str, str] = {
     "xid_count": XID_COUNT, "ecc_dbe": ECC_DBE, "ecc_dbe_new": ECC_DBE, "row_remap_failure": ROW_REMAP_FAILURE,
     "uncorrectable_remapped_rows": UNCORRECTABLE_REMAPPED_ROWS, "pcie_replay_rate": PCIE_REPLAY,
     "gpu_temp": GPU_TEMP, "nodepool_usage": NODEPOOL_USAGE, "nodepool_limit": NODEPOOL_LIMIT,
-    "nodeclaim_failures": KARPENTER, "launch_failures": KARPENTER,
+    "nodeclaim_failures": KARPENTER, "launch_failures": KARPENTER, "unhealthy_repairs": KARPENTER,
 }
 """Purpose -> the metric it reads: the source skips a purpose whose metric is absent."""
 

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from diagnostics.metric_facts import KARPENTER, REPAIR_WINDOW, MetricUnavailable, Sample, facts_for, in_words, \
+    metric_evidence
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.node_health import (
     REPAIR_POLICIES,
@@ -71,10 +73,22 @@ class PoolLoop:
     pool: str
     replacements: list[Replacement]
     blocked: list[Event]
+    metric_samples: list[Sample] = field(default_factory=list)
+    """Karpenter's unhealthy-replacement counters for the pool (the only trace before v1.8)."""
+
+    @property
+    def metric_count(self) -> int:
+        return sum(max(1, round(s.value)) for s in self.metric_samples)
+
+    @property
+    def count(self) -> int:
+        """Replacements as unhealthy: what the objects and events show, or the counters if they saw more."""
+        return max(len(self.replacements), self.metric_count)
 
 
 @check(code="GT203", slug="node-remediation-loop", title="No node is stuck in a reboot or replace loop",
-       severity=Severity.ERROR, requires=("events",), optional=("nodes", "nodeclaims", "pods", "nodepools"))
+       severity=Severity.ERROR, requires=("events",),
+       optional=("nodes", "nodeclaims", "pods", "nodepools", "prometheus"))
 def node_remediation_loop(snap: Snapshot) -> Iterator[Finding | int]:
     """A node reboots again and again, or a NodePool's nodes keep being replaced as unhealthy.
 
@@ -97,7 +111,7 @@ def node_remediation_loop(snap: Snapshot) -> Iterator[Finding | int]:
         {e.involved_name for e in snap.events if e.involved_kind == "Node"} | {n.name for n in snap.nodes}))
     for loop in loops:
         yield _node_finding(snap, loop, idx.node.get(loop.node))
-    for pl in pool_loops(snap):
+    for pl in pool_loops(snap, metric=metric_repairs(snap)):
         yield _pool_finding(snap, pl)
 
 
@@ -153,9 +167,27 @@ def _is_repair_event(e: Event) -> bool:
     return e.reason == "Unhealthy"
 
 
-def pool_loops(snap: Snapshot, *, window: float = REPLACEMENT_WINDOW_SECONDS,
-               min_replacements: int = MIN_REPLACEMENTS) -> list[PoolLoop]:
-    """NodePools with `min_replacements` NodeClaims replaced as Unhealthy within `window`."""
+def metric_repairs(snap: Snapshot) -> dict[str, list[Sample]]:
+    """Replacements as unhealthy per NodePool from Karpenter's counters over REPAIR_WINDOW; {} without them.
+
+    Before v1.8 node repair force-deletes the claim within a minute and leaves only a log line and
+    these counters. Where both counters are scraped, the specific one (condition, AMI) is used.
+    """
+    try:
+        facts = facts_for(snap, KARPENTER, "unhealthy_repairs")
+    except MetricUnavailable:
+        return {}
+    found: dict[tuple[str, bool], list[Sample]] = defaultdict(list)
+    for s in facts.get("unhealthy_repairs"):
+        if s.labels.get("nodepool"):
+            found[(s.labels["nodepool"], "unhealthy_disrupted" in s.query)].append(s)
+    return {pool: ss for (pool, specific), ss in found.items() if specific or (pool, True) not in found}
+
+
+def pool_loops(snap: Snapshot, *, window: float = REPLACEMENT_WINDOW_SECONDS, min_replacements: int = MIN_REPLACEMENTS,
+               metric: dict[str, list[Sample]] | None = None) -> list[PoolLoop]:
+    """NodePools with `min_replacements` NodeClaims replaced as Unhealthy within `window` (events and objects,
+    or `metric`: the counters of `metric_repairs`)."""
     idx = snap.index
     found: dict[str, Replacement] = {}
 
@@ -199,12 +231,15 @@ def pool_loops(snap: Snapshot, *, window: float = REPLACEMENT_WINDOW_SECONDS,
         if r.pool:
             by_pool[r.pool].append(r)
     out = []
-    for pool, reps in sorted(by_pool.items()):
-        if len(reps) < min_replacements:
+    metric = metric or {}
+    for pool in sorted(set(by_pool) | set(metric)):
+        reps = by_pool.get(pool, [])
+        loop = PoolLoop(pool, sorted(reps, key=lambda r: r.when or snap.taken_at), [], metric.get(pool, []))
+        if loop.count < min_replacements:
             continue
-        blocked = [e for e in carried(snap, "gt203-repair-blocked", ("events",), lambda: [
+        loop.blocked = [e for e in carried(snap, "gt203-repair-blocked", ("events",), lambda: [
             e for e in snap.events if e.reason == "NodeRepairBlocked"]) if _event_in_pool(snap, e, pool)]
-        out.append(PoolLoop(pool, sorted(reps, key=lambda r: r.when or snap.taken_at), blocked))
+        out.append(loop)
     return out
 
 
@@ -340,7 +375,8 @@ def _pool_finding(snap: Snapshot, pl: PoolLoop) -> Finding:
     reps = pl.replacements
     first = min((r.when for r in reps if r.when), default=None)
     last = max((r.when for r in reps if r.when), default=None)
-    span = _span(snap, first)
+    by_metric = pl.metric_count > len(reps)
+    span = f"the last {in_words(REPAIR_WINDOW)}" if by_metric else _span(snap, first)
     types = Counter(r.instance_type or "unknown" for r in reps)
     zones = Counter(r.zone or "unknown" for r in reps)
     # Name the shape in the title only when every replaced claim is known to share it.
@@ -356,12 +392,22 @@ def _pool_finding(snap: Snapshot, pl: PoolLoop) -> Finding:
         else:
             ev.append(Evidence.field(subject, "status.conditions[DisruptionReason]", "Unhealthy",
                                      note=f"deleted by node repair at {stamp(r.when)}"))
-    ev.append(Evidence.field(ref, "replaced instance types / zones",
-                             {"instance types": dict(types), "zones": dict(zones)},
-                             note="unknown = the NodeClaim is gone and its event does not say"))
-    ev.append(Evidence.field(ref, "unhealthy replacements", len(reps),
-                             note=(f"{len(reps)} NodeClaims replaced as Unhealthy between {stamp(first)} and "
-                                   f"{stamp(last)}; loop threshold MIN_REPLACEMENTS={MIN_REPLACEMENTS} within "
+    for sample in pl.metric_samples[:5]:
+        what = ", ".join(f"{k}={sample.labels[k]}" for k in ("condition", "image_id", "capacity_type")
+                         if sample.labels.get(k))
+        ev.append(metric_evidence(ref, sample, value=max(1, round(sample.value)),
+                                  note=f"replaced as unhealthy by node repair in the last {in_words(REPAIR_WINDOW)}"
+                                       + (f" ({what})" if what else "")))
+    if reps:
+        ev.append(Evidence.field(ref, "replaced instance types / zones",
+                                 {"instance types": dict(types), "zones": dict(zones)},
+                                 note="unknown = the NodeClaim is gone and its event does not say"))
+    ev.append(Evidence.field(ref, "unhealthy replacements", pl.count,
+                             note=(f"{pl.count} NodeClaims replaced as Unhealthy "
+                                   + (f"in the last {in_words(REPAIR_WINDOW)} by Karpenter's counters (no events or "
+                                      "conditions left: Karpenter before v1.8 deletes them without one)" if by_metric
+                                      else f"between {stamp(first)} and {stamp(last)}")
+                                   + f"; loop threshold MIN_REPLACEMENTS={MIN_REPLACEMENTS} within "
                                    f"REPLACEMENT_WINDOW_SECONDS={human_age(REPLACEMENT_WINDOW_SECONDS)}")))
     idx = snap.index
     cutoff = snap.taken_at - timedelta(seconds=REPLACEMENT_WINDOW_SECONDS)
@@ -415,7 +461,7 @@ def _pool_finding(snap: Snapshot, pl: PoolLoop) -> Finding:
         f"the pool drift. To pause repair while you investigate, turn off the NodeRepair feature gate - nothing is "
         f"evicted but broken nodes stay. Each repair drains a whole node; the pool now has {radius}."
     )
-    title = (f"NodePool {pl.pool}: {len(reps)} nodes replaced as Unhealthy in {span}"
+    title = (f"NodePool {pl.pool}: {pl.count} nodes replaced as Unhealthy in {span}"
              + (f" ({shape})" if shape else "") + ": node repair is looping")
     related = tuple(ObjectRef("NodeClaim", r.key) for r in reps if not r.key.startswith("node/")
                     and r.key in idx.nodeclaim) + tuple(p.ref for p in gpu_pods)

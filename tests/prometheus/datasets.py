@@ -226,6 +226,16 @@ def fleet(now: float) -> str:
     h.series("karpenter_nodeclaims_disrupted_total",
              {"nodepool": "gpu-spot", "reason": "insufficient_capacity", "capacity_type": "spot"},
              lambda a: 1 + (720 - a) // 60, kind="counter", since=720)
+    # Node repair replaced gpu-ondemand claims in the last ~100 minutes (Karpenter < v1.8 leaves no
+    # event): both counters say so, and they must not be added up. The series is born at 1 and
+    # reaches 5; this Prometheus has scraped Karpenter for less than the 6h window, so the first
+    # one cannot be told from an older one and 4 are counted.
+    for name, labels in (("karpenter_nodeclaims_unhealthy_disrupted_total",
+                          {"nodepool": "gpu-ondemand", "condition": "AcceleratedHardwareReady",
+                           "capacity_type": "on-demand", "image_id": "ami-0f1e2d3c4b5a69788"}),
+                         ("karpenter_nodeclaims_disrupted_total",
+                          {"nodepool": "gpu-ondemand", "reason": "unhealthy", "capacity_type": "on-demand"})):
+        h.series(name, labels, lambda a: 1 + min(4, (6000 - a) // 1200), kind="counter", since=6000)
     # One registration timeout, a single sample 2 minutes ago: increase() cannot see it.
     h.series("karpenter_nodeclaims_disrupted_total",
              {"nodepool": "gpu-ondemand", "reason": "registration_timeout", "capacity_type": "on-demand"},

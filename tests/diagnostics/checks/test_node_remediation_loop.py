@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from diagnostics import CheckStatus, ObjectRef, Severity, run
+from collections.abc import Callable
+
+from diagnostics import CheckStatus, ObjectRef, Report, Severity, run
 from diagnostics.snapshot import SourceState
 from tests.builders import snapshot
+from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
 
 CHECK = "node-remediation-loop"
 NODE_NAME = "ip-10-0-33-21.us-east-2.compute.internal"
@@ -288,3 +291,19 @@ def test_skipped_without_events() -> None:
     (result,) = run(snapshot(NODE, sources={"events": SourceState.FORBIDDEN}), only=[CHECK]).results
     assert result.status is CheckStatus.SKIPPED
     assert "events: forbidden" in result.reason
+
+
+def test_repairs_only_karpenters_counters_saw_are_a_loop(diagnose: Callable[..., Report]) -> None:
+    # Karpenter before v1.8 force-deletes an unhealthy claim with no event or condition: in the
+    # fleet dataset only its counters say gpu-ondemand lost 4 claims (both counters, not added up).
+    (result,) = diagnose(CHECK, "fleet").results
+    (f,) = result.findings
+    assert f.subject == ObjectRef("NodePool", "gpu-ondemand")
+    assert f.title == "NodePool gpu-ondemand: 4 nodes replaced as Unhealthy in the last 6 hours: node repair is looping"
+    metric = [e for e in f.evidence if "karpenter_nodeclaims_unhealthy_disrupted_total" in e.path]
+    assert [e.value for e in metric] == [4]
+    assert "condition=AcceleratedHardwareReady, image_id=ami-0f1e2d3c4b5a69788" in metric[0].note
+    assert not any('reason="unhealthy"' in e.path for e in f.evidence)  # the generic counter is not added
+    # Without Prometheus the same cluster shows no loop (nothing left in events or objects).
+    (quiet,) = diagnose(CHECK, "quiet").results
+    assert quiet.findings == ()

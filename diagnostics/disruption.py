@@ -387,7 +387,7 @@ def _dismissed(message: str, has_pool: bool) -> bool:
         return False
     if "do-not-disrupt" in msg:
         return True
-    if "nominated for a pending pod" in msg.lower() or "isn't initialized" in msg or "deleting" in msg:
+    if "nominated for a pending pod" in msg.lower() or "isn't initialized" in msg or _deleting(msg):
         return True
     return ("consolidation policy WhenEmpty" in msg or "consolidation disabled" in msg) and has_pool
 
@@ -435,7 +435,7 @@ def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[
         return out
     if "do-not-disrupt" in msg:  # node annotation text; the object check above already saw it if still set
         return []
-    if "nominated for a pending pod" in msg.lower() or "isn't initialized" in msg or "deleting" in msg:
+    if "nominated for a pending pod" in msg.lower() or "isn't initialized" in msg or _deleting(msg):
         return []  # transient states, handled elsewhere (pending pods, GT201/GT303)
     if ("consolidation policy WhenEmpty" in msg or "consolidation disabled" in msg) and nd.pool is not None:
         return []  # the pool's own settings are reported from the spec
@@ -448,8 +448,13 @@ def _event_evidence(snap: Snapshot, e: Event) -> Evidence:
     return Evidence.event(e.involved, e.reason, e.message[:300], e.count, snap.age(e.last_seen), type_=e.type)
 
 
+def _deleting(msg: str) -> bool:
+    """`Node is deleting or marked for deletion`; older: `Node in the process of deletion`."""
+    return "deleting" in msg or "process of deletion" in msg
+
+
 def _hint(msg: str) -> str:
-    if "cheaper node" in msg:
+    if "cheaper node" in msg or "lower-priced node" in msg:  # older: "Can't replace with a lower-priced node"
         return ("Karpenter found no cheaper replacement for the pods still here (often CPU pods on a GPU node): "
                 "move them to CPU nodes with a GPU taint on the pool.")
     if "SpotToSpotConsolidation" in msg:

@@ -301,6 +301,13 @@ def test_older_karpenter_event_texts() -> None:
                     event("Node", NODE_NAME, "DisruptionBlocked", text))
         assert "PDB serving/inference-cache-pdb prevents pod evictions" in f.title, text
         assert ObjectRef("PodDisruptionBudget", "inference-cache-pdb", "serving") in f.related
+    f = finding(pool(), node(), claim(), DAEMON_POD, pod("api-gw-7d9f", ns="web", owner="ReplicaSet"),
+                event("NodeClaim", "gpu-abc12", "Unconsolidatable", "Can't replace with a lower-priced node"))
+    assert "CPU pods on a GPU node" in f.remediation.text
+    # A transient state in the older wording is not a blocker to act on.
+    f = finding(pool(), node(), claim(), DAEMON_POD,
+                event("Node", NODE_NAME, "DisruptionBlocked", "Node in the process of deletion"))
+    assert f.title.endswith("no blocker visible in the snapshot"), f.title
     f = finding(pool(), node(), claim(), DAEMON_POD,
                 event("Node", NODE_NAME, "DisruptionBlocked",
                       'Pod "ml/gone-pod" has "karpenter.sh/do-not-disrupt" annotation'))

@@ -197,6 +197,9 @@ def gpu_health_nvidia_smi(snap: Snapshot) -> Iterator[Finding | int]:
         if route_only and not result.gpus:
             yield _route_finding(snap, result)
             continue
+        if str(result.failure.get("stage") or "") == "pod" and not result.gpus:
+            yield _inconclusive_finding(snap, result)  # killed mid-way: 0 GPUs read is not a pass
+            continue
         if not groups and str(result.failure.get("stage") or "") == "gpu":
             # A failure with no flag behind it (nvidia-smi hung past gputui's timeout): a flag of its own.
             code = "nvidia-smi-timeout" if result.failure.get("code") == "nvidia-smi-hung" else "nvidia-smi-failed"
@@ -301,6 +304,22 @@ def _route_finding(snap: Snapshot, result: _Result) -> Finding:
             "on the node print the same NVML error, their device cgroups were reset: restart them.",
             (f"gputui debug node/{result.node} --runtime-class nvidia",
              f"gputui debug node/{result.node} --privileged -n gpu-operator")),
+        severity=Severity.WARNING,
+    )
+
+
+def _inconclusive_finding(snap: Snapshot, result: _Result) -> Finding:
+    """The debug pod stopped before nvidia-smi read any GPU (OOMKilled, evicted): the health is unknown."""
+    said = clip(str(result.failure.get("title") or result.failure.get("detail") or ""))
+    return Finding(
+        subject=_ref(result),
+        title=f"{result.node}: the last nvidia-smi run read no GPU ({said or 'the debug pod stopped'}); "
+              "their health is unknown",
+        evidence=(Evidence(EvidenceKind.NVIDIA_SMI, _ref(result), "nvidia-smi",
+                           clip(str(result.failure.get("detail") or "")) or said, note=_read_note(snap, result)),),
+        remediation=Remediation("Run the debug pod again; if it is killed again, look at the node's conditions "
+                                "(memory pressure, evictions).",
+                                (f"gputui debug node/{result.node}", f"kubectl describe node {result.node}")),
         severity=Severity.WARNING,
     )
 

@@ -14,8 +14,10 @@ __all__ = [
     "DebugFailure",
     "Stage",
     "from_create_error",
+    "from_cut_output",
     "from_pod",
     "from_report",
+    "from_start_error",
     "from_timeout",
 ]
 
@@ -24,6 +26,10 @@ Stage = Literal["pod", "route", "gpu"]
 
 _PULL = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull")
 _CREATE = ("CreateContainerError", "CreateContainerConfigError", "RunContainerError", "ContainerCannotRun")
+_START = ("StartError", "ContainerCannotRun")
+"""Terminated reasons of a container the runtime could not start (a failed NVIDIA hook, with restartPolicy Never)."""
+HUNG_AFTER = 15.0
+"""Seconds nvidia-smi must have been running before a timeout calls it hung (a healthy run takes a few)."""
 _MAX = 600
 
 
@@ -100,19 +106,7 @@ def from_pod(pod: dict[str, Any], events: Sequence[dict[str, Any]], *, node: str
              "With --privileged any image with /bin/sh works (nvidia-smi then comes from the host): e.g. one "
              "already on the node, like the GPU Operator's validator or driver image."))
     if state == "waiting" and reason in _CREATE:
-        message = body.get("message") or _event_text(events, "Failed")
-        hints = []
-        lowered = str(message).lower()
-        if "nvidia" in lowered or "libnvidia-container" in lowered:
-            hints.append("The NVIDIA container toolkit hook failed while creating the container: the node's GPU "
-                         "runtime is broken (check the nvidia-container-toolkit and driver pods on the node).")
-            hints.append("Retry with --runtime-class none, or with --privileged to read nvidia-smi from the host.")
-        else:
-            hints.append(f"`kubectl describe pod -n {pod['metadata'].get('namespace')} {pod['metadata'].get('name')}` "
-                         "shows the runtime's full error.")
-        return DebugFailure("create-container-error", "pod",
-                            f"the container runtime on {node} cannot create the debug container ({reason})",
-                            _trim(message), reason, tuple(hints))
+        return _runtime_refused(pod, node, reason, str(body.get("message") or _event_text(events, "Failed")))
     sandbox = _event_text(events, "FailedCreatePodSandBox")
     if state in ("", "waiting") and sandbox and ("no runtime for" in sandbox or "runtime handler" in sandbox.lower()):
         return DebugFailure(
@@ -124,6 +118,64 @@ def from_pod(pod: dict[str, Any], events: Sequence[dict[str, Any]], *, node: str
     if status.get("phase") in ("Failed", "Succeeded") and state != "terminated":
         return _failed_without_running(pod, node, gpus)
     return None
+
+
+def _runtime_refused(pod: dict[str, Any], node: str, reason: str, message: str) -> DebugFailure:
+    hints = []
+    lowered = message.lower()
+    if "driver not loaded" in lowered:
+        hints.append("The NVIDIA runtime hook found no loaded driver: the node's NVIDIA driver is down "
+                     "(the same fault nvidia-smi reports as exit 9). Check the driver pod or the AMI; replace the "
+                     "node if it does not recover.")
+    elif "nvidia" in lowered or "libnvidia-container" in lowered:
+        hints.append("The NVIDIA container toolkit hook failed while creating the container: the node's GPU "
+                     "runtime is broken (check the nvidia-container-toolkit and driver pods on the node).")
+    if "nvidia" in lowered:
+        hints.append("Retry with --runtime-class none, or with --privileged to read nvidia-smi from the host.")
+    else:
+        md = pod.get("metadata") or {}
+        hints.append(f"`kubectl describe pod -n {md.get('namespace')} {md.get('name')}` shows the runtime's full error.")
+    verb = "start" if reason in _START else "create"
+    return DebugFailure("create-container-error", "pod",
+                        f"the container runtime on {node} cannot {verb} the debug container ({reason})",
+                        _trim(message), reason, tuple(hints))
+
+
+def from_start_error(pod: dict[str, Any], *, node: str) -> DebugFailure | None:
+    """The container 'ran' but the runtime never started it (terminated StartError, exit 128): its words say why."""
+    state, body = _container_state(pod)
+    reason = str(body.get("reason") or "")
+    if state != "terminated" or reason not in _START:
+        return None
+    return _runtime_refused(pod, node, reason, str(body.get("message") or ""))
+
+
+def from_cut_output(pod: dict[str, Any] | None, *, node: str, complete: bool) -> DebugFailure:
+    """nvidia-smi read no GPU and said nothing gputui knows: the pod was killed mid-way, or printed nothing usable.
+
+    Never a pass: 0 GPUs checked is not 'healthy'.
+    """
+    state, body = _container_state(pod or {})
+    status = (pod or {}).get("status") or {}
+    why = str(body.get("reason") or status.get("reason") or "") if state == "terminated" or status.get("reason") \
+        else ""
+    code = body.get("exitCode")
+    detail = " ".join(x for x in (f"container {why}" if why else "", f"exit {code}" if code is not None else "",
+                                  _trim(str(body.get("message") or status.get("message") or ""))) if x)
+    hints: list[str] = []
+    if why == "OOMKilled":
+        hints.append("The debug container ran out of memory: the node may be under memory pressure; retry, and "
+                     "check `kubectl describe node` for MemoryPressure.")
+    elif why in ("Evicted", "DeadlineExceeded") or status.get("reason") == "Evicted":
+        hints.append("The kubelet stopped the pod before the script finished; retry, or look at the node's "
+                     "conditions.")
+    hints.append("No GPU was checked: this is not a clean bill of health. Retry (with a longer --timeout if the "
+                 "node is slow).")
+    if complete:
+        title = f"nvidia-smi on {node} printed nothing gputui could read as GPUs"
+    else:
+        title = f"the debug pod on {node} stopped before nvidia-smi finished" + (f" ({why})" if why else "")
+    return DebugFailure("incomplete-output", "pod", title, detail, why or "incomplete", tuple(hints))
 
 
 def _failed_without_running(pod: dict[str, Any], node: str, gpus: int) -> DebugFailure:
@@ -144,27 +196,39 @@ def from_create_error(status: int, message: str, *, namespace: str, privileged: 
                       host_pid: bool) -> DebugFailure:
     """The API refused to create the pod (RBAC, Pod Security admission, quota, webhooks)."""
     hints: list[str] = []
+    lowered = message.lower()
     if "PodSecurity" in message or "violates" in message:
         hints.append(f"Namespace {namespace} enforces a Pod Security level that refuses this pod. Run it in a "
                      "namespace labelled pod-security.kubernetes.io/enforce=privileged (e.g. -n gpu-operator)"
                      + (", or drop --privileged/--host-pid." if privileged or host_pid else "."))
+    elif "quota" in lowered:  # a 403 too, but not a permission: e.g. "must specify limits.cpu"
+        hints.append(f"A ResourceQuota in {namespace} refuses the pod (`kubectl describe quota -n {namespace}`); "
+                     "pick another namespace with -n.")
+    elif "admission webhook" in lowered or "denied the request" in lowered:
+        hints.append(f"An admission policy (webhook, Gatekeeper, Kyverno) refuses the pod in {namespace}: its "
+                     "message above says which rule; use a namespace it exempts with -n, or ask for an exception "
+                     "for pods labelled app.kubernetes.io/managed-by=gputui.")
     elif status == 403:
         hints.append(f"Your credentials may not create pods in {namespace}: `kubectl auth can-i create pods "
                      f"-n {namespace}`. Try -n with a namespace you may use.")
-    elif "quota" in message.lower():
-        hints.append(f"A ResourceQuota in {namespace} refuses the pod; pick another namespace with -n.")
     code = "create-forbidden" if status == 403 else "create-failed"
     return DebugFailure(code, "pod", f"the API server refused to create the debug pod in {namespace} ({status})",
                         _trim(message), str(status), tuple(hints))
 
 
 def from_timeout(pod: dict[str, Any] | None, events: Sequence[dict[str, Any]], node_obj: dict[str, Any] | None,
-                 *, node: str, waited: float, running: bool) -> DebugFailure:
+                 *, node: str, waited: float, running: bool, ran: float | None = None) -> DebugFailure:
     """What the pod was doing when gputui stopped waiting (instead of a bare 'timed out').
 
-    `running`: the container had started, so it is nvidia-smi that never finished.
+    `running`: the container had started; `ran`: for how long. nvidia-smi is called hung only when it
+    had HUNG_AFTER seconds (or half the wait): a pod that took most of the time to start is not the GPUs' fault.
     """
     seconds = f"{waited:.0f}s"
+    if running and ran is not None and ran < min(HUNG_AFTER, waited / 2):
+        return DebugFailure(
+            "timeout", "pod", f"nvidia-smi on {node} had run only {ran:.0f}s when the {seconds} timeout ran out",
+            f"The debug pod took {waited - ran:.0f}s to start (image pull or sandbox setup).", "timeout",
+            ("Retry with a longer --timeout, or use an image already on the node with --image.",))
     if running:
         return DebugFailure(
             "nvidia-smi-hung", "gpu", f"nvidia-smi on {node} did not finish within {seconds}",

@@ -79,12 +79,20 @@ def label_value(value: str) -> str:
 
 
 def build_pod(node: str, namespace: str, name: str, options: PodOptions = PodOptions()) -> dict[str, Any]:
-    """The Pod gputui creates. No `nvidia.com/gpu` request unless `options.gpus`, so it runs on a full node."""
-    env = [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}]
-    resources: dict[str, Any] = {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "256Mi"}}
+    """The Pod gputui creates. No `nvidia.com/gpu` request unless `options.gpus`, so it runs on a full node.
+
+    No CPU or memory requests either (BestEffort): pinned with nodeName, the pod is admitted by the
+    kubelet itself, which refuses a pod whose requests do not fit (OutOfcpu) on a node whose GPU jobs
+    requested all of it - the very node one wants to look at. nvidia-smi needs a few MB.
+    NVIDIA_DISABLE_REQUIRE: the image's `cuda>=` requirement would make the NVIDIA hook refuse to
+    start the container on an older driver, and nvidia-smi needs no CUDA.
+    """
+    env = [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"},
+           {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"}]
+    resources: dict[str, Any] = {}
     if options.gpus > 0:
         # The device plugin picks the GPUs and sets NVIDIA_VISIBLE_DEVICES itself.
-        resources["limits"]["nvidia.com/gpu"] = str(options.gpus)
+        resources["limits"] = {"nvidia.com/gpu": str(options.gpus)}
     else:
         env.insert(0, {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"})
     container: dict[str, Any] = {

@@ -63,6 +63,10 @@ class _Run:
         self.full_log: str | None = None
         self.started = time.monotonic()
         self.deadline = self.started + options.timeout
+        self.running_since: float | None = None
+        """When gputui first saw the container running (a timeout before nvidia-smi had time is not a hang)."""
+        self.pod: dict[str, Any] | None = None
+        """The pod as last read: how it ended, when the log alone does not say."""
 
     # ---- helpers ----------------------------------------------------------------------------
 
@@ -120,7 +124,7 @@ class _Run:
         pod: dict[str, Any] | None = None
         while True:
             self._check_cancel()
-            pod = launch.get_pod(self.api, self.namespace, self.name)
+            pod = self.pod = launch.get_pod(self.api, self.namespace, self.name)
             if pod is None:
                 return self._gone()
             status = pod.get("status") or {}
@@ -128,7 +132,8 @@ class _Run:
             cs = next(iter(status.get("containerStatuses") or []), {})
             state = cs.get("state") or {}
             if "running" in state or "terminated" in state:
-                return pod
+                self.running_since = time.monotonic()
+                return failures.from_start_error(pod, node=self.node) or pod
             failure = self._failure(pod, events)
             if failure is not None:
                 # Re-read with the pod's events: they hold the registry's or scheduler's exact words.
@@ -156,8 +161,9 @@ class _Run:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 self._finish()
-                return failures.from_timeout(None, [], self.node_obj, node=self.node,
-                                             waited=time.monotonic() - self.started, running=True)
+                now = time.monotonic()
+                return failures.from_timeout(None, [], self.node_obj, node=self.node, waited=now - self.started,
+                                             running=True, ran=now - (self.running_since or self.started))
             read = min(remaining, _QUIET_READ) if self.cancel is not None else remaining
             seen = 0
             try:
@@ -175,7 +181,7 @@ class _Run:
                 if exc.status not in (400, 404):  # 400: the container cannot serve logs yet; 404: pod gone
                     raise
                 self._sleep(0.2)
-            pod = launch.get_pod(self.api, self.namespace, self.name)
+            pod = self.pod = launch.get_pod(self.api, self.namespace, self.name)
             if pod is None:
                 return self._gone()
             self.phase = (pod.get("status") or {}).get("phase")
@@ -210,6 +216,15 @@ class _Run:
         self.status(f"deleted pod {self.namespace}/{self.name}" if gone else
                     f"could not delete pod {self.namespace}/{self.name}: run `gputui debug --cleanup`")
         return gone
+
+
+def _killed(pod: dict[str, Any] | None) -> bool:
+    """The container was stopped from outside (OOMKilled, evicted), not ended by its own script."""
+    status = (pod or {}).get("status") or {}
+    if status.get("reason") in ("Evicted", "DeadlineExceeded"):
+        return True
+    return any(((cs.get("state") or {}).get("terminated") or {}).get("reason") not in (None, "", "Error", "Completed")
+               for cs in status.get("containerStatuses") or [])
 
 
 def _container_terminated(pod: dict[str, Any]) -> bool:
@@ -287,6 +302,10 @@ def run_debug(
     flags = tuple(health_flags(report)) if report is not None else ()
     if report is not None and failure is None:
         failure = failures.from_report(report, flags, node=node, privileged=privileged, gpus=gpus, runtime_class=rc)
+        if failure is None and not report.gpus:  # killed mid-way, or nothing readable: never "0 GPUs, healthy"
+            failure = failures.from_cut_output(run.pod, node=node, complete=report.complete)
+    elif report is None and failure is None and _killed(run.pod):
+        failure = failures.from_cut_output(run.pod, node=node, complete=False)
     elif report is None and failure is None:
         failure = DebugFailure("no-output", "pod", f"the debug pod on {node} ended without any output",
                                f"Pod phase {run.phase or 'unknown'}.", run.phase or "",

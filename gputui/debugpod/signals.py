@@ -1,5 +1,5 @@
-"""Signals during a debug run: SIGTERM unwinds like Ctrl-C (so `finally` deletes the pod), and a second
-Ctrl-C cannot cut the deletion short."""
+"""Signals during a debug run: SIGTERM and SIGHUP unwind like Ctrl-C (so `finally` deletes the pod), and a
+second Ctrl-C cannot cut the deletion short."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ __all__ = ["Terminated", "cleanup_shielded", "sigterm_as_interrupt"]
 
 class Terminated(KeyboardInterrupt):
     """Raised by SIGTERM; a KeyboardInterrupt so every handler written for Ctrl-C also runs."""
+
+
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM,)
+"""Signals that unwind as Terminated."""
 
 
 def _main_thread() -> bool:
@@ -32,7 +36,9 @@ def sigterm_as_interrupt() -> Iterator[None]:
     if not _main_thread():
         yield
         return
-    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_terminated)}
+    # SIGHUP too: a dropped ssh session or a closed terminal would otherwise kill the process
+    # without `finally`, and activeDeadlineSeconds stops the container but never deletes the pod.
+    previous = {s: signal.signal(s, _raise_terminated) for s in _TERMINATING}
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
         previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
@@ -54,7 +60,7 @@ def cleanup_shielded(reraise: bool = True) -> Iterator[None]:
     def hold(signum: int, frame: FrameType | None) -> None:
         caught.append(signum)
 
-    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, *_TERMINATING)}
     unwinding = False
     try:
         yield
@@ -65,4 +71,4 @@ def cleanup_shielded(reraise: bool = True) -> Iterator[None]:
         for s, handler in previous.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
         if caught and reraise and not unwinding:
-            raise Terminated() if caught[0] == signal.SIGTERM else KeyboardInterrupt()
+            raise Terminated() if caught[0] in _TERMINATING else KeyboardInterrupt()

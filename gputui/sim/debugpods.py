@@ -2,7 +2,10 @@
 
 What happens on each node comes from the scenario's `spec.nvidiaSmi` entry for the pod's node
 (key "default" for the rest): `capture`, `exitCode`, `output`, optional `state`
-(ImagePullBackOff | ErrImagePull | CreateContainerError | Unschedulable | Running = hangs) and `message`.
+(ImagePullBackOff | ErrImagePull | CreateContainerError | Unschedulable | Running = hangs |
+StartError = the runtime's hook failed as the container started) and `message`; `startDelay`
+(seconds in ContainerCreating, a slow image pull); `killed` (a container termination reason such as
+OOMKilled: the log stops before nvidia-smi's first output and the pod fails with exit 137).
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ NODE = KINDS.resolve("Node")
 EVENT = KINDS.resolve("Event")
 PULL_STATES = ("ImagePullBackOff", "ErrImagePull")
 STUCK_STATES = (*PULL_STATES, "CreateContainerError", "Unschedulable", "Running")
+_START_ERROR = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create "
+                "failed: unable to start container process: error during container init: error running prestart "
+                "hook #0: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\nnvidia-container-cli: "
+                "initialization error: nvml error: driver not loaded: unknown")
 
 _CREATE_ERROR = ('failed to generate container "{cid}" spec: failed to generate spec: path "/run/nvidia/driver" '
                  'is mounted on "/run/nvidia/driver" but it is not a shared or slave mount')
@@ -235,6 +242,8 @@ class DebugPods:
         if self._set_status(key, scheduled) is None:
             return None
         await self._sleep()
+        if entry.get("startDelay"):
+            await asyncio.sleep(float(entry["startDelay"]))
         first = containers[0]
         if state in PULL_STATES:
             await self._pull_failure(key, pod, node_name, containers, state, entry)
@@ -248,8 +257,18 @@ class DebugPods:
             self._event(pod, "Warning", "Failed", f"Error: {msg}", host=node_name, container=first["name"])
             return started_mono
 
+        if state == "StartError":
+            self._terminated(key, containers, scheduled_at, now_rfc3339(), 128, "StartError",
+                             str(entry.get("message") or _START_ERROR))
+            self._event(pod, "Warning", "Failed", f"Error: {entry.get('message') or _START_ERROR}", host=node_name,
+                        container=first["name"])
+            self.logs.end(*key)
+            return None
         running_at = now_rfc3339()
-        self.logs.set(key[0], key[1], debug_log(entry, exit_code), default_ts=datetime.now(timezone.utc))
+        text = debug_log(entry, exit_code)
+        if entry.get("killed"):  # killed before nvidia-smi printed anything: only the script's first lines
+            text = "".join(text.splitlines(keepends=True)[:3])
+        self.logs.set(key[0], key[1], text, default_ts=datetime.now(timezone.utc))
 
         def running(status: dict[str, Any]) -> None:
             status.update({
@@ -276,9 +295,23 @@ class DebugPods:
         if state == "Running":
             return started_mono  # nvidia-smi hangs (GPU fell off the bus): never completes by itself
         await self._sleep()
+        if entry.get("killed"):
+            exit_code, why = 137, str(entry["killed"])
+        else:
+            why = "Error" if exit_code != 0 else "Completed"
+        self._terminated(key, containers, scheduled_at, running_at, exit_code, why)
+        self.logs.end(*key)
+        return None
+
+    def _terminated(self, key: tuple[str, str], containers: list[dict[str, Any]], scheduled_at: str, started_at: str,
+                    exit_code: int, why: str, message: str = "") -> None:
         finished_at = now_rfc3339()
         failed = exit_code != 0
         reason = "PodFailed" if failed else "PodCompleted"
+        body: dict[str, Any] = {"exitCode": exit_code, "reason": why, "startedAt": started_at,
+                                "finishedAt": finished_at}
+        if message:
+            body["message"] = message
 
         def terminated(status: dict[str, Any]) -> None:
             status.update({
@@ -290,14 +323,11 @@ class DebugPods:
                     _cond("ContainersReady", "False", finished_at, reason),
                     _cond("PodScheduled", "True", scheduled_at),
                 ],
-                "containerStatuses": [self._cstatus(c, {"terminated": {
-                    "exitCode": exit_code, "reason": "Error" if failed else "Completed", "startedAt": running_at,
-                    "finishedAt": finished_at, "containerID": self._cid(key, c["name"])}}, key=key) for c in containers],
+                "containerStatuses": [self._cstatus(c, {"terminated": {**body, "containerID": self._cid(key, c["name"])}},
+                                                    key=key) for c in containers],
             })
 
         self._set_status(key, terminated)
-        self.logs.end(*key)
-        return None
 
     def _cid(self, key: tuple[str, str], container: str) -> str:
         return "containerd://" + _hex(*key, container)

@@ -209,6 +209,7 @@ def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
 @pytest.mark.parametrize("signum, phase, exit_code", [
     (signal.SIGINT, None, 130),          # while waiting for the pod to start
     (signal.SIGTERM, "Running", 143),    # while streaming the log of a hung nvidia-smi
+    (signal.SIGHUP, "Running", 143),     # the ssh session dropped: still no pod left behind
 ])
 def test_signal_mid_run_leaves_no_pod(slow: Sim, signum: int, phase: str | None, exit_code: int) -> None:
     sim, kc = slow

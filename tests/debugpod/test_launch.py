@@ -74,8 +74,9 @@ def test_pod_manifest_is_pinned_tolerant_short_lived_and_labelled() -> None:
     assert c["command"][:2] == ["/bin/sh", "-c"]
     assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in c["env"]
     assert {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"} in c["env"]
-    assert "nvidia.com/gpu" not in str(c["resources"])
-    assert c["resources"]["requests"] == {"cpu": "10m", "memory": "32Mi"}
+    assert {"name": "NVIDIA_DISABLE_REQUIRE", "value": "true"} in c["env"]  # nvidia-smi needs no CUDA
+    # BestEffort: the kubelet admits it on a node whose CPU and memory GPU jobs requested in full.
+    assert c["resources"] == {}
     assert "privileged" not in c["securityContext"] and "hostPID" not in spec and "volumes" not in spec
     assert "runtimeClassName" not in spec
 
@@ -299,6 +300,59 @@ def test_gpu_request_and_privileged_routes(fresh: Cluster) -> None:
     assert c["securityContext"]["privileged"] is True and pod["spec"]["hostPID"] is True
     assert r.as_json()["route"] == {"image": "nvidia/cuda:12.4.1-base-ubuntu22.04", "gpus": 1,
                                     "runtime_class": "nvidia", "privileged": True, "host_pid": True}
+
+
+def test_a_pod_killed_before_nvidia_smi_printed_is_never_healthy(fresh: Cluster) -> None:
+    # OOMKilled (or evicted) mid-script: the log has only the script's first lines. 0 GPUs read is
+    # not "no problems found".
+    sim, api, _ = fresh
+    sim.set_nvidia_smi(sh.H100, {"capture": "h100", "killed": "OOMKilled"})
+    r, _, _ = debug(api, sh.H100)
+    assert r.failure is not None and r.failure.code == "incomplete-output"
+    assert r.exit_code == DEBUG_POD_FAILED
+    assert "stopped before nvidia-smi finished (OOMKilled)" in r.failure.title
+    assert "container OOMKilled exit 137" in r.failure.detail
+    assert "not a clean bill of health" in " ".join(r.failure.hints)
+    assert r.deleted is True and sh.gputui_pods(sim) == []
+
+
+def test_runtime_hook_that_refuses_to_start_the_container_is_explained(fresh: Cluster) -> None:
+    # containerd + restartPolicy Never: a failed NVIDIA prestart hook is a terminated StartError (exit
+    # 128) with the hook's words, not an empty log.
+    sim, api, _ = fresh
+    sim.set_nvidia_smi(sh.H100, {"state": "StartError"})
+    started = time.monotonic()
+    r, _, _ = debug(api, sh.H100)
+    assert time.monotonic() - started < 5
+    assert r.failure.code == "create-container-error" and r.exit_code == DEBUG_POD_FAILED
+    assert "cannot start the debug container (StartError)" in r.failure.title
+    assert "nvml error: driver not loaded" in r.failure.detail
+    assert "driver is down" in r.failure.hints[0]
+    assert r.deleted is True and sh.gputui_pods(sim) == []
+
+
+def test_a_slow_start_is_not_blamed_on_the_gpus(fresh: Cluster) -> None:
+    # Most of the time went to starting the pod (a slow pull): nvidia-smi had no time to hang.
+    sim, api, _ = fresh
+    sim.set_nvidia_smi(sh.H100, {"state": "Running", "startDelay": 2.2})
+    r, _, _ = debug(api, sh.H100, timeout=3)
+    assert r.failure.code == "timeout" and r.failure.stage == "pod"
+    assert r.exit_code == DEBUG_POD_FAILED  # not 3: nothing says the GPUs are broken
+    assert "had run only" in r.failure.title and "longer --timeout" in r.failure.hints[0]
+    assert sh.gputui_pods(sim) == []
+
+
+@pytest.mark.parametrize("message, hint", [
+    ('pods "gputui-debug-x" is forbidden: failed quota: compute: must specify limits.cpu for: nvidia-smi',
+     "A ResourceQuota in default refuses the pod"),
+    ('admission webhook "validation.gatekeeper.sh" denied the request: [require-team-label] you must provide '
+     'labels: {"team"}', "An admission policy (webhook, Gatekeeper, Kyverno) refuses the pod"),
+    ('pods is forbidden: User "dev" cannot create resource "pods" in API group "" in the namespace "default"',
+     "kubectl auth can-i create pods -n default"),
+])
+def test_each_kind_of_403_gets_its_own_hint(message: str, hint: str) -> None:
+    f = failures.from_create_error(403, message, namespace="default", privileged=False, host_pid=False)
+    assert f.code == "create-forbidden" and hint in " ".join(f.hints)
 
 
 def test_forbidden_create_is_explained_and_nothing_is_left(fresh: Cluster) -> None:

@@ -13,7 +13,7 @@ from gputui.debugpod.health import health_flags
 from gputui.debugpod.nvidia_smi import parse
 from gputui.debugpod.pod_spec import PodOptions
 from gputui.debugpod.result import DebugResult
-from gputui.debugpod.failures import from_report
+from gputui.debugpod.failures import from_cut_output, from_report
 from tests.builders import NOW, snapshot
 
 NODE_NAME = "ip-10-0-12-34.ec2.internal"
@@ -181,6 +181,23 @@ def test_mig_single_strategy_gpu_count_label_counts_slices_not_gpus() -> None:
     plain = gfd.replace("    nvidia.com/mig.strategy: single\n", "").replace("-MIG-1g.10gb", "")
     (f,) = gt801(plain, reports={NODE_NAME: result_json(debug_log_for("h100"))}).findings
     assert "nvidia-smi sees 1 of 7 GPUs" in f.title
+
+
+def test_a_run_killed_before_any_gpu_was_read_is_not_a_pass() -> None:
+    log = debug_log_for("h100")
+    cut = "".join(log.splitlines(keepends=True)[:3])  # the container was OOMKilled this early
+    pod = {"status": {"phase": "Failed", "containerStatuses": [
+        {"name": "nvidia-smi", "state": {"terminated": {"reason": "OOMKilled", "exitCode": 137}}}]}}
+    report = parse(cut)
+    failure = from_cut_output(pod, node=NODE_NAME, complete=report.complete)
+    result = DebugResult(node=NODE_NAME, namespace="default", pod="gputui-debug-ip-10-0-12-34-x7k2q",
+                         phase="Failed", log=cut, report=report, flags=(), failure=failure, options=PodOptions(),
+                         finished_at=NOW - timedelta(minutes=3), deleted=True)
+    result_ = gt801(NODE, reports={NODE_NAME: result.as_json()})
+    assert result_.status is CheckStatus.FAILED
+    (f,) = result_.findings
+    assert f.severity is Severity.WARNING and "read no GPU" in f.title and "OOMKilled" in f.title
+    assert f"gputui debug node/{NODE_NAME}" in f.remediation.commands
 
 
 def test_gpu_request_route_sees_only_its_gpus() -> None:

@@ -13,6 +13,7 @@ from gputui.debugpod.nvidia_smi import GpuReport
 __all__ = [
     "DebugFailure",
     "Stage",
+    "from_api_error",
     "from_create_error",
     "from_cut_output",
     "from_pod",
@@ -214,6 +215,25 @@ def from_create_error(status: int, message: str, *, namespace: str, privileged: 
     code = "create-forbidden" if status == 403 else "create-failed"
     return DebugFailure(code, "pod", f"the API server refused to create the debug pod in {namespace} ({status})",
                         _trim(message), str(status), tuple(hints))
+
+
+def from_api_error(status: int, message: str, *, namespace: str, pod: str, node: str) -> DebugFailure:
+    """The API server refused a read while the pod ran (its log, its status): say which and what to check."""
+    lowered = message.lower()
+    hints: list[str] = []
+    if status == 403 and "log" in lowered:
+        hints.append(f"Your credentials may create the pod but not read its log: `kubectl auth can-i get pods/log "
+                     f"-n {namespace}`.")
+    elif status == 403:
+        hints.append(f"Your credentials may not read the pod: `kubectl auth can-i get pods -n {namespace}`.")
+    elif status >= 500 and ("10250" in lowered or "kubelet" in lowered or "tls" in lowered or "dial" in lowered):
+        hints.append(f"The API server cannot reach the kubelet on {node} (port 10250): a NotReady node, a security "
+                     "group that blocks the control plane, or a kubelet serving certificate not yet approved "
+                     "(`kubectl get csr`).")
+    else:
+        hints.append("The API server refused or failed the request; retry in a moment.")
+    return DebugFailure("api-error", "pod", f"the API server answered {status} while gputui read debug pod "
+                                            f"{namespace}/{pod}", _trim(message), str(status), tuple(hints))
 
 
 def from_timeout(pod: dict[str, Any] | None, events: Sequence[dict[str, Any]], node_obj: dict[str, Any] | None,

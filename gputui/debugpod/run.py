@@ -291,6 +291,10 @@ def run_debug(
                 failure = run.follow()
     except _Cancelled:
         failure = DebugFailure("cancelled", "pod", f"debug run on {node} cancelled", reason="cancelled")
+    except Unreachable:
+        raise
+    except KubeError as exc:  # refused mid-run (no pods/log, kubelet unreachable, throttled): explained, exit 6
+        failure = failures.from_api_error(exc.status, str(exc), namespace=ns, pod=run.name, node=node)
     except KeyboardInterrupt:
         interrupted = True
         raise

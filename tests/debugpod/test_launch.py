@@ -355,6 +355,17 @@ def test_each_kind_of_403_gets_its_own_hint(message: str, hint: str) -> None:
     assert f.code == "create-forbidden" and hint in " ".join(f.hints)
 
 
+def test_no_permission_to_read_the_log_is_explained_not_a_crash(fresh: Cluster) -> None:
+    # RBAC allows creating pods but not pods/log: a one-line reason and exit 6, and the pod is deleted.
+    sim, api, _ = fresh
+    sim.forbid("pods/log", {"get"})
+    r, _, _ = debug(api, sh.H100)
+    assert r.failure.code == "api-error" and r.exit_code == DEBUG_POD_FAILED
+    assert "answered 403" in r.failure.title
+    assert "kubectl auth can-i get pods/log -n default" in " ".join(r.failure.hints)
+    assert r.deleted is True and sh.gputui_pods(sim) == []
+
+
 def test_forbidden_create_is_explained_and_nothing_is_left(fresh: Cluster) -> None:
     sim, api, _ = fresh
     sim.forbid("pods", {"create"})

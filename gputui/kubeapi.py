@@ -53,13 +53,16 @@ class ClusterInfo:
 
 
 def load(kubeconfig: str | None = None, context: str | None = None) -> tuple[client.ApiClient, ClusterInfo]:
-    """Like kubectl: --kubeconfig, then $KUBECONFIG, then ~/.kube/config, then in-cluster."""
-    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+    """Like kubectl: --kubeconfig, then $KUBECONFIG (every file of a `a:b` list, merged), then
+    ~/.kube/config, then in-cluster."""
+    path = kubeconfig or os.environ.get("KUBECONFIG", "") or os.path.expanduser("~/.kube/config")
     if kubeconfig and not os.path.exists(kubeconfig):
         raise ConfigError(f"kubeconfig {kubeconfig!r} does not exist")
-    if os.path.exists(path):
+    files = [os.path.expanduser(p) for p in path.split(os.pathsep) if p] if not kubeconfig else [kubeconfig]
+    if any(os.path.exists(f) for f in files):
         try:
             contexts, active = config.list_kube_config_contexts(config_file=path)
+            active = _first_current_context(files, contexts) or active
         except (ConfigException, OSError, ValueError, TypeError, AttributeError, KeyError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read kubeconfig {path!r}: {_first_line(exc)}") from None
         names = [c["name"] for c in contexts or []]
@@ -93,6 +96,19 @@ def load(kubeconfig: str | None = None, context: str | None = None) -> tuple[cli
     api_client = client.ApiClient(cfg)
     widen(api_client.rest_client.pool_manager)
     return api_client, info
+
+
+def _first_current_context(files: list[str], contexts: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """kubectl's current context for a KUBECONFIG list: the first file that sets one wins (the client's merger
+    lets the last one win)."""
+    for f in files:
+        if not os.path.exists(f):
+            continue
+        with open(f, encoding="utf-8") as fh:
+            name = (yaml.safe_load(fh) or {}).get("current-context")
+        if name:
+            return next((c for c in contexts or [] if c["name"] == name), None)
+    return None
 
 
 def _first_line(exc: BaseException) -> str:

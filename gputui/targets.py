@@ -24,6 +24,15 @@ class Target:
         return str(self.ref) if self.ref else "cluster"
 
 
+def in_namespace(target: Target, text: str | None, namespace: str | None, context_namespace: str) -> Target:
+    """`pod/NAME` without -n means the kubeconfig context's namespace (as kubectl does), known only once
+    connected; `parse_target` said `default` before then."""
+    ref = target.ref
+    if ref is None or ref.kind != "Pod" or namespace or (text or "").count("/") != 1:
+        return target
+    return Target(ObjectRef("Pod", ref.name, context_namespace or "default"))
+
+
 def parse_target(text: str | None, namespace: str | None = None) -> Target:
     if not text or text in ("cluster", "all"):
         return Target(None)

@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
     from gputui import clock
     from gputui.bundle.write import BundleWriteError, check_path, default_path, export_bundle
-    from gputui.targets import TargetError, parse_target
+    from gputui.targets import TargetError, in_namespace, parse_target
 
     try:
         target = parse_target(args.target, getattr(args, "namespace", None))
@@ -140,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
     from gputui.kubeapi import Unreachable
 
     api, info = connect(args)
+    target = in_namespace(target, args.target, getattr(args, "namespace", None), info.namespace)
     options.update(prometheus=prometheus_settings(args), aws=aws_config(args))
     try:
         with sigterm_as_interrupt():

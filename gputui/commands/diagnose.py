@@ -13,7 +13,7 @@ from diagnostics.registry import RegistryError, all_checks
 from gputui import clock
 from gputui.cli import UsageError
 from gputui.exit_codes import ExitCode, for_severity
-from gputui.targets import Target, TargetError, parse_target
+from gputui.targets import Target, TargetError, in_namespace, parse_target
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         from gputui.config import aws_config, prometheus_settings
 
         api, info = connect(args)
+        target = in_namespace(target, args.target, getattr(args, "namespace", None), info.namespace)
         prometheus, aws = prometheus_settings(args), aws_config(args)
         try:
             with ThreadPoolExecutor(max_workers=1) as background:

@@ -68,9 +68,28 @@ def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
             facts, prom_status = prom_future.result()
             store.set_extra("prometheus", facts, prom_status)
     snap = freeze(store, merged, failed, target, partial)
+    if target is not None and obj is None:
+        _require_target(snap, target)
     if aws is not None:
         snap = _with_aws(snap, aws)
     return snap
+
+
+_SOURCE_OF_KIND = {"Pod": "pods", "Node": "nodes", "NodeClaim": "nodeclaims", "NodePool": "nodepools",
+                   "EC2NodeClass": "ec2nodeclasses"}
+
+
+def _require_target(snap: Snapshot, target: ObjectRef) -> None:
+    """A target neither its GET nor its list could read: say so (exit 2) rather than judge nothing and
+    print "No problems found"."""
+    source = _SOURCE_OF_KIND[target.kind]
+    if any(r.ref == target for r in getattr(snap, source)):
+        return
+    status = snap.status(source)
+    if not status.state.usable:
+        raise TargetNotFound(f"cannot read {target}: {status.reason()}")
+    where = f" in namespace {target.namespace!r}" if target.namespace else ""
+    raise TargetNotFound(f'{target.kind.lower()} "{target.name}" not found{where}')
 
 
 def _record_version(store: Store, version: Future[Any]) -> None:
@@ -157,8 +176,9 @@ def _get_target(api: Api, target: ObjectRef | None) -> dict[str, Any] | None:
             if res.crd and "could not find the requested resource" in exc.message:
                 raise TargetNotFound(f"{res.qualified} is not installed in this cluster") from None
             raise TargetNotFound(f'{target.kind.lower()} "{target.name}" not found{where}') from None
-        if exc.status == 403:
-            return None  # can't read it directly; the lists will say what is forbidden
+        if exc.status == 403 or exc.status == 429 or exc.status >= 500:
+            # Can't read it directly (forbidden, throttled, a proxy's 502): the lists will find it or say why.
+            return None
         raise
     return obj if isinstance(obj, dict) else None
 

@@ -1,0 +1,43 @@
+"""A target gputui cannot read is said so, never judged healthy; a passing API blip on its GET is not a crash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gputui.cli import main
+from gputui.exit_codes import ExitCode
+from gputui.sim.cluster import SimCluster
+from gputui.sim.scenario import load_scenario
+
+POD = "pod/serving/sdxl-worker-5d8c7b9f6-mq4tn"
+
+
+@pytest.fixture
+def sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("GPUTUI_NOW", load_scenario("untolerated-taint").reference_time.isoformat())
+    with SimCluster("untolerated-taint") as cluster:
+        yield cluster, cluster.write_kubeconfig(tmp_path / "kubeconfig")
+
+
+def test_a_pod_that_cannot_be_read_is_an_error_not_a_pass(sim, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    cluster, kc = sim
+    cluster.forbid("pods")
+    code = main(["diagnose", POD, "--kubeconfig", str(kc)])
+    err = capsys.readouterr()
+    assert code == ExitCode.USAGE
+    assert "cannot read pod/serving/sdxl-worker-5d8c7b9f6-mq4tn: pods: forbidden" in err.err
+    assert "No problems found" not in err.out
+
+
+@pytest.mark.parametrize("status", [429, 502, 503])
+def test_a_blip_on_the_targets_get_falls_back_to_the_lists(sim, status: int,  # type: ignore[no-untyped-def]
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    cluster, kc = sim
+    cluster.fail_requests(1, status, path_contains="/pods/sdxl-worker-5d8c7b9f6-mq4tn")
+    code = main(["diagnose", POD, "--kubeconfig", str(kc), "-o", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == ExitCode.FINDINGS_ERROR
+    assert data["findings"][0]["check"] == "pod-gpu-taint-not-tolerated"

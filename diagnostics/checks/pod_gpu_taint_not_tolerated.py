@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from diagnostics.carry import Generations
 from diagnostics.messages import TAINT as K_TAINT
-from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
+from diagnostics.model import CheckSkipped, Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.pending import placeable
 from diagnostics.pod_events import PodScheduling, event_evidence, events_note
 from diagnostics.pod_fit import NodeFit, PodFit, PoolFit, accel_text
@@ -54,6 +54,9 @@ def pod_gpu_taint_not_tolerated(snap: Snapshot) -> Iterator[Finding | int]:
     CronJob; a Job must be re-created). Only `spec.template.spec.taints` need tolerating:
     `startupTaints` are removed before pods are placed.
     """
+    pools, nodes = snap.status("nodepools"), snap.status("nodes")
+    if not pools.state.usable and not nodes.state.usable:  # no taint to compare with: not a pass
+        raise CheckSkipped(f"{pools.reason()}; {nodes.reason()}")
     groups: dict[tuple[object, ...], _Group] = {}
     considered, todo = placeable(snap)
     yield considered

@@ -41,3 +41,20 @@ def test_a_blip_on_the_targets_get_falls_back_to_the_lists(sim, status: int,  # 
     data = json.loads(capsys.readouterr().out)
     assert code == ExitCode.FINDINGS_ERROR
     assert data["findings"][0]["check"] == "pod-gpu-taint-not-tolerated"
+
+
+def test_namespaced_rbac_is_not_an_all_clear(sim, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    # A user who may read pods and events in their namespace only: the pod is readable, almost nothing
+    # else. GT401 has no taint to compare with, so it is skipped, and the run is not "all clear".
+    cluster, kc = sim
+    for resource in ("nodes", "nodepools.karpenter.sh", "nodeclaims.karpenter.sh",
+                     "ec2nodeclasses.karpenter.k8s.aws", "daemonsets.apps", "poddisruptionbudgets.policy",
+                     "runtimeclasses.node.k8s.io", "namespaces"):
+        cluster.forbid(resource)
+    code = main(["diagnose", POD, "--kubeconfig", str(kc), "-o", "json"])
+    out = capsys.readouterr()
+    data = json.loads(out.out)
+    gt401 = next(r for r in data["results"] if r["check"] == "pod-gpu-taint-not-tolerated")
+    assert gt401["status"] == "skipped" and "nodepools: forbidden" in gt401["reason"]
+    assert code == ExitCode.FINDINGS_WARNING
+    assert "checks could not run" in out.err and "not an all-clear" in out.err

@@ -148,7 +148,7 @@ class Api:
     def get(self, path: str, query: list[tuple[str, Any]] | None = None, timeout: float | None = None) -> Any:
         raw = self._request("GET", path, query, timeout=timeout)
         try:
-            return orjson.loads(raw.read())
+            return _json(raw.read(), self.client.configuration.host, raw.headers.get("Content-Type"))
         finally:
             raw.release_conn()
 
@@ -162,7 +162,7 @@ class Api:
     def post(self, path: str, body: Any) -> Any:
         raw = self._request("POST", path, body=body)
         try:
-            return orjson.loads(raw.read())
+            return _json(raw.read(), self.client.configuration.host, raw.headers.get("Content-Type"))
         finally:
             raw.release_conn()
 
@@ -200,6 +200,15 @@ class Api:
         finally:
             raw.release_conn()
             raw.close()
+
+
+def _json(data: bytes, host: str, content_type: str | None) -> Any:
+    """A 200 that is not JSON (an auth proxy's login page, a wrong server URL) is not a Kubernetes API."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise Unreachable(f"{host}: answered {content_type or 'a body'} that is not JSON: not a Kubernetes API "
+                          "server (a login page of an auth proxy? check the kubeconfig server URL)") from None
 
 
 def status_error(code: int, data: bytes, retry_after: str | None = None) -> KubeError:

@@ -85,6 +85,7 @@ def _extra_commands() -> list[Callable[..., None]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerant_streams()
     args = build_parser().parse_args(argv)
     try:
         return int(dispatch(args))
@@ -122,6 +123,19 @@ def dispatch(args: argparse.Namespace) -> int:
     from gputui.commands import run_command
 
     return run_command(args)
+
+
+def _tolerant_streams() -> None:
+    """A terminal whose encoding cannot show a character gputui prints ('—', '✓', '█' on a latin-1
+    locale) gets a replacement, not a crash; a closed stdout (`gputui ... >&-`) becomes /dev/null."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - lives as long as the process
+            continue
+        encoding = (getattr(stream, "encoding", "") or "").lower().replace("-", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
 
 
 def entry() -> NoReturn:

@@ -6,6 +6,7 @@ than orjson on dicts (see README, performance), and gputui needs control of watc
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -72,11 +73,20 @@ def load(kubeconfig: str | None = None, context: str | None = None) -> tuple[cli
         if not chosen:
             raise ConfigError(f"no current context in {path}; pass --context")
         cfg = client.Configuration()
+        errors = _LoggedErrors()
+        logging.getLogger().addHandler(errors)
         try:
             config.load_kube_config(config_file=path, context=chosen["name"], client_configuration=cfg,
                                     persist_config=False)
         except (ConfigException, OSError, ValueError, TypeError, AttributeError, KeyError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot use context {chosen['name']!r}: {_first_line(exc)}") from None
+        finally:
+            logging.getLogger().removeHandler(errors)
+        if errors.messages and not cfg.api_key.get("authorization") and not cfg.cert_file:
+            # The client logs a failed exec credential plugin (`aws eks get-token` without AWS credentials)
+            # and goes on without credentials: every request would then look like missing RBAC.
+            raise ConfigError(f"context {chosen['name']!r}: its credential plugin failed: "
+                              f"{_first_line(Exception(errors.messages[0]))}")
         ns = (chosen.get("context") or {}).get("namespace") or "default"
         info = ClusterInfo(chosen["name"], cfg.host, ns)
     else:
@@ -96,6 +106,17 @@ def load(kubeconfig: str | None = None, context: str | None = None) -> tuple[cli
     api_client = client.ApiClient(cfg)
     widen(api_client.rest_client.pool_manager)
     return api_client, info
+
+
+class _LoggedErrors(logging.Handler):
+    """Collects what the kubernetes client logs at ERROR while loading a kubeconfig."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
 
 
 def _first_current_context(files: list[str], contexts: list[dict[str, Any]] | None) -> dict[str, Any] | None:

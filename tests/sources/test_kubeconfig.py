@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,18 @@ def test_every_file_of_a_kubeconfig_list_is_read(tmp_path: Path, monkeypatch: py
     assert (info.context, info.namespace) == ("prod", "ml")
     with pytest.raises(ConfigError, match="context 'nope' not found"):
         load(context="nope")
+
+
+def test_a_failing_credential_plugin_is_said_not_swallowed(tmp_path: Path) -> None:
+    # `aws eks get-token` without AWS credentials: the client only logs it and sends no credentials,
+    # so every request would look like missing RBAC.
+    plugin = tmp_path / "get_token.py"
+    plugin.write_text('import sys\nprint("Unable to locate credentials.", file=sys.stderr)\nsys.exit(255)\n',
+                      encoding="utf-8")
+    kc = _kubeconfig(tmp_path / "eks", "eks", "https://eks.example:443")
+    doc = yaml.safe_load(kc.read_text(encoding="utf-8"))
+    doc["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                        "command": sys.executable, "args": [str(plugin)]}}
+    kc.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(ConfigError, match="credential plugin failed: .*Unable to locate credentials"):
+        load(str(kc))

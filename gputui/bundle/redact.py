@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 MARK = "[REDACTED:{rule}]"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -30,12 +32,15 @@ class TextRule:
     pattern: re.Pattern[str]
 
 
-_CRED_WORDS = r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|" \
-              r"credentials?|client[_-]?secret|auth[_-]?key)"
+_CRED_WORDS = r"(?:password|passwd|passphrase|pwd|secret|token(?!s\b|iz)|api[_-]?key|apikey|access[_-]?key|" \
+              r"private[_-]?key|credentials?|client[_-]?secret|auth[_-]?key)"
+"""Not `tokens`/`tokenizer`: `--max-num-batched-tokens=8192` and `--tokenizer=meta-llama/...` are model settings."""
 
 TEXT_RULES: tuple[TextRule, ...] = (
+    # PEM and PGP (`PRIVATE KEY BLOCK`); a key whose END line is missing is masked to the next blank line.
     TextRule("private-key", re.compile(
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\Z)")),
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?=\n[ \t]*\n)|\Z)")),
     TextRule("aws-access-key-id", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")),
     TextRule("aws-secret-access-key", re.compile(
         r"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?session_?token)[\"']?\s*[:=]\s*[\"']?"
@@ -48,19 +53,36 @@ TEXT_RULES: tuple[TextRule, ...] = (
     TextRule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     TextRule("bearer-token", re.compile(r"(?i)\bbearer\s+(?P<mask>[A-Za-z0-9\-._~+/]{8,}=*)")),
     TextRule("basic-auth", re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<mask>[A-Za-z0-9+/=]{6,})")),
+    # user:pass@ with an empty user (`redis://:pw@host`) or an '@' in the password (up to the last '@').
     TextRule("url-credentials", re.compile(
-        r"\b[a-zA-Z][a-zA-Z0-9+.-]*://(?P<mask>[^\s/:@\"'<>]+:[^\s/@\"'<>]+)@")),
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]*://(?P<mask>[^\s/:@\"'<>]*:[^\s/\"'<>]+)@")),
+    TextRule("signed-url", re.compile(
+        r"(?i)[?&](?:sig|signature|x-goog-signature|x-amz-signature|x-amz-security-token)=(?P<mask>[^&\s\"'<>]+)")),
+    TextRule("user-password", re.compile(r"(?<![\w-])(?:-u|--user)\s+[\"']?(?P<mask>[^\s:\"']+:[^\s\"']+)")),
+    # Header lines: `-H "X-Api-Key: v"`, `Authorization: Token v` at a line start.
+    TextRule("auth-header", re.compile(
+        r"(?im)(?:-H\s+[\"']?|^[ \t]*)[\w-]*(?:api-?key|token|auth[\w-]*)[ \t]*:[ \t]*"
+        r"(?:(?:token|bearer|basic|apikey)[ \t]+)?(?P<mask>[^\s\"']{6,})")),
     TextRule("api-token", re.compile(
         r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|xox[abposr]-[A-Za-z0-9-]{10,}|"
-        r"glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|AIza[A-Za-z0-9_-]{35})\b")),
-    # key=value, "key":"value" (JSON logs) and "key": "value"; never "word: text" in prose.
+        r"glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|AIza[A-Za-z0-9_-]{35}|"
+        # OpenAI-style keys are mixed case with digits; a Kubernetes name (`sk-research-...`) is not.
+        r"sk-(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,})\b")),
+    # key=value and key = "value" (shell, TOML), "key":"value" / "key" : "value" (JSON), and a YAML
+    # `key: value` at a line start; never "word: text" in prose ("failed to get token: ...").
     TextRule("credential-assignment", re.compile(
-        r"(?i)\b[\w.-]*?" + _CRED_WORDS + r"[\w.-]*(?:=|[\"']:\s*[\"']?)(?P<mask>[^\s\"',;&}\]]+)")),
+        r"(?im)(?:\b[\w.-]*?(?:" + _CRED_WORDS + r"|auth\b)[\w.-]*[\"']?[ \t]*(?:=|[\"']?[ \t]*:(?=[ \t]*[\"']))"
+        r"[ \t]*[\"']?"
+        r"|^[ \t]*(?:-[ \t]+)?[\w.-]*?" + _CRED_WORDS + r"[\w.-]*:[ \t]+[\"']?)"
+        r"(?P<mask>[^\s\"',;&}\]]+)")),
 )
 
 # A command-line flag naming a credential: the value is the rest of the flag or the next argument.
-_FLAG = re.compile(r"(?i)^--?[\w.-]*" + _CRED_WORDS + r"[\w.-]*$")
-_FLAG_IN_TEXT = re.compile(r"(?i)(?<![\w-])--?[\w.-]*" + _CRED_WORDS + r"[\w.-]*\s+(?P<mask>[^\s\-][^\s]*)")
+_FLAG = re.compile(r"(?i)^--?[\w.-]*(?:" + _CRED_WORDS + r"|pass|auth)[\w.-]*$")
+_FLAG_IN_TEXT = re.compile(r"(?i)(?<![\w-])--?[\w.-]*(?:" + _CRED_WORDS + r"|pass\b|auth\b)[\w.-]*\s+"
+                           r"(?P<mask>[^\s\-][^\s]*)")
+TEXT_RULES = (*TEXT_RULES, TextRule("command-args", _FLAG_IN_TEXT))
+"""The flag rule runs over all text too: `mysql --password X` in userData, logs or events."""
 
 _NAME_WORDS = {"password", "passwd", "pwd", "passphrase", "secret", "secrets", "token", "tokens", "credential",
                "credentials", "apikey", "accesskey", "secretkey", "privatekey", "auth", "authorization", "cookie",
@@ -78,6 +100,21 @@ _ENV_KEEP = re.compile(
     r"FAIL_ON_INIT_ERROR|PASS_DEVICE_SPECS|DEVICE_LIST_STRATEGY|DEVICE_ID_STRATEGY|DEVICE_DISCOVERY_STRATEGY|"
     r"MPS_ROOT|CONFIG_FILE|AWS_REGION|AWS_DEFAULT_REGION|AWS_STS_REGIONAL_ENDPOINTS|WORLD_SIZE|RANK|"
     r"LOCAL_RANK|MASTER_PORT|OMPI_MCA_\w+)$")
+
+
+_NAME_KEYS = frozenset({"name", "namespace", "generateName", "nodeName", "uid", "nominatedNodeName", "claimName",
+                        "serviceAccountName", "schedulerName", "priorityClassName", "runtimeClassName", "nodepool"})
+_DNS_NAME = re.compile(r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$")
+_SELECTOR_KEYS = frozenset({"labels", "nodeSelector", "matchLabels", "selector"})
+"""Label maps: keys are label names the checks match on, not credentials."""
+_REFERENCE_WORDS = frozenset({"name", "names", "ref", "file", "path", "namespace", "seconds", "ttl", "type", "mode"})
+
+
+def _sensitive_key(key: str) -> bool:
+    """A map key that names a credential (`redis-password`, `spark.ssl.keyPassword`), not a reference to one
+    (`secretName`, `tokenFile`)."""
+    words = [w.lower() for w in _SPLIT.split(key) if w]
+    return bool(words) and words[-1] not in _REFERENCE_WORDS and sensitive_name(key)
 
 
 def sensitive_name(name: str) -> bool:
@@ -164,24 +201,41 @@ class Redactor:
 
     def _walk(self, value: Any, key: str | None) -> Any:
         if isinstance(value, str):
+            if key in _NAME_KEYS and _DNS_NAME.match(value):
+                return value  # an object's name: what a reopened bundle looks things up by, never a credential
             return self.text(value)
         if isinstance(value, list):
             if key == "env" and all(isinstance(v, Mapping) for v in value):
                 return [self._env(v) for v in value]
             if key in ("args", "command") and all(isinstance(v, str) for v in value):
                 return self._argv(value)
+            if value and all(isinstance(v, Mapping) and "name" in v and "value" in v for v in value):
+                return [self._pair(v) for v in value]  # httpHeaders, parameters: by the name's meaning
             return [self._walk(v, None) for v in value]
         if isinstance(value, Mapping):
             out: dict[str, Any] = {}
+            selector = key in _SELECTOR_KEYS
             for k, v in value.items():
                 if k == "managedFields":
                     continue
                 if k == "annotations" and isinstance(v, Mapping):
                     out[k] = self._annotations(v)
+                elif isinstance(v, str) and v and not selector and _sensitive_key(str(k)):
+                    # {"redis-password": ...}, sparkConf's "...secret.key": a credential by its key, anywhere.
+                    out[k] = self._mask("sensitive-key")
                 else:
                     out[k] = self._walk(v, k)
             return out
         return value
+
+    def _pair(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        out = {k: self._walk(v, k) for k, v in item.items() if k != "value"}
+        val = item["value"]
+        if isinstance(val, str) and val and sensitive_name(str(item.get("name") or "")):
+            out["value"] = self._mask("sensitive-key")
+        else:
+            out["value"] = self._walk(val, None)
+        return out
 
     def _env(self, item: Mapping[str, Any]) -> dict[str, Any]:
         out = {k: self._walk(v, k) for k, v in item.items() if k != "value"}
@@ -196,12 +250,14 @@ class Redactor:
     def _argv(self, argv: list[str]) -> list[str]:
         out: list[str] = []
         mask_next = False
+        user_next = False
         for arg in argv:
-            if mask_next and not arg.startswith("-"):
+            if mask_next and not arg.startswith("-") or user_next and ":" in arg:  # `curl -u user:pass`
                 out.append(self._mask("command-args"))
-                mask_next = False
+                mask_next = user_next = False
                 continue
             mask_next = bool(_FLAG.match(arg))
+            user_next = arg in ("-u", "--user")
             arg = self.text(arg)
             if _FLAG_IN_TEXT.search(arg):
                 arg = self._apply(TextRule("command-args", _FLAG_IN_TEXT), arg)
@@ -215,9 +271,18 @@ class Redactor:
                 out[k] = self._mask("last-applied-configuration")
             elif isinstance(v, str) and v and sensitive_name(k.rsplit("/", 1)[-1]):
                 out[k] = self._mask("annotation")
+            elif isinstance(v, str) and v.lstrip()[:1] in ("{", "["):
+                out[k] = self._json_text(v)  # a copy of a spec (kapp, Argo CD...): env and all, walked as one
             else:
                 out[k] = self._walk(v, None)
         return out
+
+    def _json_text(self, text: str) -> str:
+        try:
+            parsed = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return self.text(text)
+        return orjson.dumps(self._walk(parsed, None)).decode()
 
     # --- reports -------------------------------------------------------------------------------
     def report(self, data: Any) -> Any:

@@ -196,7 +196,11 @@ def _export(api: Api | None, snap: Snapshot, target: ObjectRef | None, path: Pat
     if report is None or smi is not None:
         report = judge.report_for(snap, target)
 
-    red = Redactor(enabled=opts.redact, extra=extra, literals={"cluster-server": server} if server else {})
+    literals = {"cluster-server": server} if server else {}
+    prom_url = str(getattr(snap.metrics, "url", "") or "")
+    if prom_url:  # it is also in source details and error texts, not only in metrics.json's url
+        literals["prometheus-url"] = prom_url
+    red = Redactor(enabled=opts.redact, extra=extra, literals=literals)
     files, counts = _object_files(got, red)
     files += _evidence_files(report, snap, smi, red, server)
     essential = sum(len(d) for _n, d in files)

@@ -21,6 +21,21 @@ from gputui.bundle.redact import Redactor, compile_patterns, sensitive_name
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "private-key"),
     ("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW0ifQ.c2lnbmF0dXJlX2hlcmU", "jwt"),
     ("ghp_0123456789abcdefghijklmnopqrstuvwxyz", "api-token"),
+    # Shapes real clusters carry that slipped through before: quoted/spaced shell, TOML and JSON
+    # assignments, YAML keys at a line start, credential flags in free text, URL passwords with an
+    # empty user or an '@', `curl -u`, API-key headers, PGP keys, non-S3 signed URLs.
+    ('export DB_PASSWORD="ShQuotedPw88abc"', "credential-assignment"),
+    ('password = "BrRegistryPw22abc"', "credential-assignment"),
+    ('auth = "bWU6Qm90dGxlcm9ja2V0UHcx"', "credential-assignment"),
+    ('{"password" : "JsonSpacedPw11"}', "credential-assignment"),
+    ("db:\n  password: YamlLinePw44abc", "credential-assignment"),
+    ("mysql --password Hunter2Mysql -e 'select 1'", "command-args"),
+    ("redis://:RedisPw66abc@redis:6379/0", "url-credentials"),
+    ("curl -u admin:CurlUserPw99abc https://x", "user-password"),
+    ('curl -H "X-Api-Key: ApiHeaderKey77" https://x', "auth-header"),
+    ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----", "private-key"),
+    ("https://acct.blob.core.windows.net/c/m.bin?sv=2021&sig=AzureSasSig0123%3D", "signed-url"),
+    ("sk-Proj4bXy9ZqW2eRt6YuIo1PlKj", "api-token"),
 ])
 def test_credentials_are_masked(text: str, rule: str) -> None:
     r = Redactor()
@@ -40,6 +55,10 @@ def test_credentials_are_masked(text: str, rule: str) -> None:
     "creating instance, insufficient capacity, all requested instance types were unavailable during launch",
     "GPU-5b1e8f2a-6c0d-4e7a-9f3b-2d4c6a8e0b1f",
     "/var/lib/kubelet/device-plugins/kubelet.sock",
+    # Names and model settings that only look like credentials.
+    "pod/sk-research-llm-training-jobs/llama3-lora-sft-0-h7x2k",
+    "vllm serve --max-num-batched-tokens=8192 --tokenizer=meta-llama/Llama-3-8B --max-tokens 4096",
+    "Error: failed to get token: connection refused",
 ])
 def test_ordinary_text_is_kept(text: str) -> None:
     r = Redactor()
@@ -95,3 +114,26 @@ def test_custom_pattern_masks_only_its_mask_group() -> None:
 ])
 def test_sensitive_name(name: str, sensitive: bool) -> None:
     assert sensitive_name(name) is sensitive
+
+
+def test_credentials_are_found_by_their_key_anywhere_in_an_object() -> None:
+    r = Redactor()
+    obj = {"metadata": {"name": "sk-research-llm-training-jobs", "labels": {"example.com/secret-tier": "gold"},
+                        "annotations": {"kapp.k14s.io/original": '{"spec":{"containers":[{"env":['
+                                                                 '{"name":"DB_PASSWORD","value":"KappOrigPw11abc"}]}]}}'}},
+           "spec": {"rayStartParams": {"redis-password": "5241590000000000", "dashboard-host": "0.0.0.0"},
+                    "sparkConf": {"spark.ssl.keyPassword": "changeit99"},
+                    "volumes": [{"name": "creds", "secret": {"secretName": "hf-token"}}],
+                    "httpHeaders": [{"name": "X-Api-Key", "value": "ProbeApiKey77abc"},
+                                    {"name": "Accept", "value": "application/json"}]}}
+    out = r.obj(obj)
+    spec = out["spec"]
+    assert spec["rayStartParams"] == {"redis-password": "[REDACTED:sensitive-key]", "dashboard-host": "0.0.0.0"}
+    assert spec["sparkConf"]["spark.ssl.keyPassword"] == "[REDACTED:sensitive-key]"
+    assert spec["httpHeaders"] == [{"name": "X-Api-Key", "value": "[REDACTED:sensitive-key]"},
+                                   {"name": "Accept", "value": "application/json"}]
+    # References to secrets, label values and object names stay: checks and reopening need them.
+    assert spec["volumes"][0]["secret"]["secretName"] == "hf-token"
+    assert out["metadata"]["labels"] == {"example.com/secret-tier": "gold"}
+    assert out["metadata"]["name"] == "sk-research-llm-training-jobs"
+    assert "KappOrigPw11abc" not in out["metadata"]["annotations"]["kapp.k14s.io/original"]

@@ -20,6 +20,7 @@ __all__ = [
     "from_report",
     "from_start_error",
     "from_timeout",
+    "kubelet_silent",
 ]
 
 Stage = Literal["pod", "route", "gpu"]
@@ -135,7 +136,8 @@ def _runtime_refused(pod: dict[str, Any], node: str, reason: str, message: str) 
         hints.append("Retry with --runtime-class none, or with --privileged to read nvidia-smi from the host.")
     else:
         md = pod.get("metadata") or {}
-        hints.append(f"`kubectl describe pod -n {md.get('namespace')} {md.get('name')}` shows the runtime's full error.")
+        hints.append(f"`kubectl describe pod -n {md.get('namespace')} {md.get('name')}` shows the runtime's full "
+                     "error.")
     verb = "start" if reason in _START else "create"
     return DebugFailure("create-container-error", "pod",
                         f"the container runtime on {node} cannot {verb} the debug container ({reason})",
@@ -215,6 +217,21 @@ def from_create_error(status: int, message: str, *, namespace: str, privileged: 
     code = "create-forbidden" if status == 403 else "create-failed"
     return DebugFailure(code, "pod", f"the API server refused to create the debug pod in {namespace} ({status})",
                         _trim(message), str(status), tuple(hints))
+
+
+def kubelet_silent(node_obj: dict[str, Any] | None, *, node: str) -> DebugFailure | None:
+    """Ready=Unknown: the node's kubelet stopped posting status, so no pod would ever start there."""
+    ready = next((c for c in ((node_obj or {}).get("status") or {}).get("conditions") or []
+                  if c.get("type") == "Ready"), None)
+    if ready is None or ready.get("status") != "Unknown":
+        return None
+    said = _trim(str(ready.get("message") or ready.get("reason") or ""))
+    return DebugFailure(
+        "node-not-ready", "pod",
+        f"node {node} is not Ready (Ready=Unknown): its kubelet stopped reporting, so a debug pod cannot start there",
+        said, str(ready.get("reason") or "Unknown"),
+        (f"Check the instance (`kubectl describe node {node}`, the EC2 console's status checks); nvidia-smi needs a "
+         "running kubelet. Replace the node if it does not come back.",))
 
 
 def from_api_error(status: int, message: str, *, namespace: str, pod: str, node: str) -> DebugFailure:

@@ -278,11 +278,12 @@ def run_debug(
     options = PodOptions(image=image, gpus=gpus, runtime_class=rc, privileged=privileged, host_pid=host_pid,
                          timeout=int(timeout))
     run = _Run(api, node, ns, options, node_obj, on_output, on_status, cancel)
-    failure: DebugFailure | None = None
+    failure: DebugFailure | None = failures.kubelet_silent(node_obj, node=node)
     interrupted = False
     deleted: bool | None = None
     try:
-        failure = run.create()
+        if failure is None:  # a node whose kubelet stopped reporting would never start the pod: say so now
+            failure = run.create()
         if failure is None:
             started = run.wait_started()
             if isinstance(started, DebugFailure):

@@ -323,8 +323,9 @@ class DebugPods:
                     _cond("ContainersReady", "False", finished_at, reason),
                     _cond("PodScheduled", "True", scheduled_at),
                 ],
-                "containerStatuses": [self._cstatus(c, {"terminated": {**body, "containerID": self._cid(key, c["name"])}},
-                                                    key=key) for c in containers],
+                "containerStatuses": [
+                    self._cstatus(c, {"terminated": {**body, "containerID": self._cid(key, c["name"])}}, key=key)
+                    for c in containers],
             })
 
         self._set_status(key, terminated)

@@ -366,6 +366,21 @@ def test_no_permission_to_read_the_log_is_explained_not_a_crash(fresh: Cluster) 
     assert r.deleted is True and sh.gputui_pods(sim) == []
 
 
+def test_a_node_whose_kubelet_stopped_reporting_fails_at_once(fresh: Cluster) -> None:
+    sim, api, created = fresh
+    node = next(n for n in sim.objects("Node") if n["metadata"]["name"] == sh.H100)
+    for c in node["status"]["conditions"]:
+        if c["type"] == "Ready":
+            c.update(status="Unknown", reason="NodeStatusUnknown", message="Kubelet stopped posting node status.")
+    sim.apply(node)
+    started = time.monotonic()
+    r, _, _ = debug(api, sh.H100, timeout=30)
+    assert time.monotonic() - started < 3  # not after the whole --timeout
+    assert r.failure.code == "node-not-ready" and r.exit_code == DEBUG_POD_FAILED
+    assert "Kubelet stopped posting node status." in r.failure.detail
+    assert not created and r.deleted is None  # nothing was created
+
+
 def test_forbidden_create_is_explained_and_nothing_is_left(fresh: Cluster) -> None:
     sim, api, _ = fresh
     sim.forbid("pods", {"create"})

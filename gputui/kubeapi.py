@@ -132,6 +132,17 @@ def _first_current_context(files: list[str], contexts: list[dict[str, Any]] | No
     return None
 
 
+def _why(exc: BaseException) -> str:
+    """The innermost reason of a urllib3 error ("Connection refused", "Name or service not known",
+    "CERTIFICATE_VERIFY_FAILED"), not the pool's wrapper text that a one-line cut would keep instead."""
+    seen = 0
+    while getattr(exc, "reason", None) is not None and isinstance(exc.reason, BaseException) and seen < 5:
+        exc, seen = exc.reason, seen + 1
+    text = _first_line(exc)
+    # "WideHTTPConnection(host='h', port=1): Failed to establish a new connection: [Errno 111] Connection refused"
+    return text.split("): ", 1)[1] if "): " in text else text
+
+
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
@@ -156,7 +167,7 @@ class Api:
             resp = self.client.call_api(method, url, header_params=hdrs, body=_body,
                                         _request_timeout=timeout or self.timeout)
         except urllib3.exceptions.HTTPError as exc:
-            raise Unreachable(f"{self.client.configuration.host}: {_first_line(exc)}") from None
+            raise Unreachable(f"{self.client.configuration.host}: {_why(exc)}") from None
         except OSError as exc:
             raise Unreachable(f"{self.client.configuration.host}: {_first_line(exc)}") from None
         raw: urllib3.BaseHTTPResponse = resp.response

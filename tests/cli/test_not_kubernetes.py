@@ -44,3 +44,22 @@ def test_a_login_page_is_unreachable_with_a_reason_not_a_crash(tmp_path: Path, t
     err = capsys.readouterr().err
     assert code == ExitCode.UNREACHABLE
     assert "not a Kubernetes API server" in err and "internal error" not in err
+
+
+def test_an_unreachable_server_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kc = tmp_path / "kubeconfig"
+    kc.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "gone",
+        "clusters": [{"name": "gone", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "users": [{"name": "gone", "user": {"token": "t"}}],
+        "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}]}), encoding="utf-8")
+    code = main(["diagnose", "--kubeconfig", str(kc)])
+    err = capsys.readouterr().err
+    assert code == ExitCode.UNREACHABLE
+    # The reason itself, not the connection pool's wrapper text cut before it.
+    assert "Connection refused" in err and "Max retries exceeded" not in err

@@ -38,6 +38,8 @@ def parse_target(text: str | None, namespace: str | None = None) -> Target:
         return Target(None)
     parts = text.split("/")
     kind = KINDS.get(parts[0].lower())
+    if any(p in (".", "..") for p in parts[1:]):  # the URL path would resolve them to another resource
+        raise TargetError(f"bad target {text!r}: '.' and '..' are not object names")
     if kind is None or len(parts) < 2 or not all(parts[1:]):
         raise TargetError(f"bad target {text!r}: use pod/NAME, pod/NAMESPACE/NAME, node/NAME, "
                           "nodeclaim/NAME, nodepool/NAME or ec2nodeclass/NAME")

@@ -20,6 +20,9 @@ def run_cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.Complet
 @pytest.mark.parametrize("argv, needle", [
     (["diagnose", "pod/a/b/c"], "bad target 'pod/a/b/c'"),
     (["diagnose", "deployment/x"], "bad target 'deployment/x'"),
+    # The URL path would resolve '..' to the list itself, judged "ok".
+    (["diagnose", "node/.."], "'.' and '..' are not object names"),
+    (["diagnose", "pod/ml/.."], "'.' and '..' are not object names"),
     (["diagnose", "--kubeconfig", "/does/not/exist"], "kubeconfig '/does/not/exist' does not exist"),
     (["diagnose", "--only", "no-such-check", "--kubeconfig", "/does/not/exist"], "does not exist"),
     (["explain", "no-such-check"], "unknown check 'no-such-check'"),

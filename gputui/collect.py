@@ -174,7 +174,9 @@ def _get_target(api: Api, target: ObjectRef | None) -> dict[str, Any] | None:
         if exc.status == 404:
             where = f" in namespace {target.namespace!r}" if target.namespace else ""
             if res.crd and "could not find the requested resource" in exc.message:
-                raise TargetNotFound(f"{res.qualified} is not installed in this cluster") from None
+                older = " (or Karpenter is older than v1.0 and serves only v1beta1)" \
+                    if res.group.startswith("karpenter.") and res.version == "v1" else ""
+                raise TargetNotFound(f"{res.qualified} {res.version} is not installed in this cluster{older}") from None
             raise TargetNotFound(f'{target.kind.lower()} "{target.name}" not found{where}') from None
         if exc.status == 403 or exc.status == 429 or exc.status >= 500:
             # Can't read it directly (forbidden, throttled, a proxy's 502): the lists will find it or say why.

@@ -86,7 +86,7 @@ class PermissionCase:
 def cases() -> list[PermissionCase]:
     """Every Kubernetes source forbidden; every CRD source absent."""
     out = [PermissionCase(s, "forbidden", f"list {RESOURCES[s].qualified}") for s in KUBE_SOURCES]
-    out += [PermissionCase(s, "absent", f"CRD {RESOURCES[s].qualified} not found")
+    out += [PermissionCase(s, "absent", f"CRD {RESOURCES[s].qualified} {RESOURCES[s].version} not found")
             for s in KUBE_SOURCES if RESOURCES[s].crd]
     return out
 

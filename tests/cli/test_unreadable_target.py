@@ -58,3 +58,16 @@ def test_namespaced_rbac_is_not_an_all_clear(sim, capsys: pytest.CaptureFixture[
     assert gt401["status"] == "skipped" and "nodepools: forbidden" in gt401["reason"]
     assert code == ExitCode.FINDINGS_WARNING
     assert "checks could not run" in out.err and "not an all-clear" in out.err
+
+
+def test_karpenter_without_the_v1_api_is_named_as_such(sim, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    # Karpenter v0.32-v0.37 serves only karpenter.sh/v1beta1: gputui reads v1 and says so.
+    cluster, kc = sim
+    cluster.set_absent("nodeclaims.karpenter.sh")
+    code = main(["diagnose", "nodeclaim/gpu-x7k2q", "--kubeconfig", str(kc)])
+    err = capsys.readouterr().err
+    assert code == ExitCode.USAGE
+    assert "nodeclaims.karpenter.sh v1 is not installed in this cluster (or Karpenter is older than v1.0" in err
+    code = main(["diagnose", "--kubeconfig", str(kc), "-o", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert "older than v1.0: only v1beta1 served" in data["sources"]["nodeclaims"]["detail"]

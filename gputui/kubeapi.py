@@ -63,7 +63,8 @@ def load(kubeconfig: str | None = None, context: str | None = None) -> tuple[cli
     if any(os.path.exists(f) for f in files):
         try:
             contexts, active = config.list_kube_config_contexts(config_file=path)
-            active = _first_current_context(files, contexts) or active
+            if len(files) > 1:  # the merger lets the last file's current-context win; kubectl the first's
+                active = _first_current_context(files, contexts) or active
         except (ConfigException, OSError, ValueError, TypeError, AttributeError, KeyError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read kubeconfig {path!r}: {_first_line(exc)}") from None
         names = [c["name"] for c in contexts or []]

@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from gputui.resources import RESOURCES
+
 FORMAT = "gputui-bundle"
 FORMAT_VERSION = 1
 """Bump when a reader of the previous version would misread a bundle; add an upgrade step in read.py."""
@@ -62,6 +64,11 @@ def context_entry(name: str, server: str, version: str, redacted: bool) -> dict[
     return out
 
 
+def resource_name(source: str) -> str:
+    res = RESOURCES.get(source)
+    return res.qualified if res is not None else ""
+
+
 def source_gaps(sources: dict[str, dict[str, Any]]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """(denied, absent) entries for sources RBAC hid (403) or whose CRD is not installed (404)."""
     denied, absent = [], []
@@ -72,6 +79,7 @@ def source_gaps(sources: dict[str, dict[str, Any]]) -> tuple[list[dict[str, str]
             denied.append({"verb": verb if resource else "list", "resource": resource or detail,
                            "what": f"source {name}"})
         elif st.get("state") == "not installed":
-            absent.append({"resource": detail.removeprefix("CRD ").removesuffix(" not found"),
+            # The resource's own name, not one parsed out of the status text (which explains, and changes).
+            absent.append({"resource": resource_name(name) or detail.removeprefix("CRD ").split(" ", 1)[0],
                            "what": f"source {name}"})
     return denied, absent

@@ -26,17 +26,21 @@ class _LoginPage(BaseHTTPRequestHandler):
         pass
 
 
+def _kubeconfig(tmp_path: Path, server: str) -> Path:
+    kc = tmp_path / "kubeconfig"
+    kc.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": server}}], "users": [{"name": "c", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "c"}}]}), encoding="utf-8")
+    return kc
+
+
 @pytest.mark.parametrize("target", [[], ["pod/ml/trainer-0"]])
 def test_a_login_page_is_unreachable_with_a_reason_not_a_crash(tmp_path: Path, target: list[str],
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _LoginPage)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    kc = tmp_path / "kubeconfig"
-    kc.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "proxy",
-        "clusters": [{"name": "proxy", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
-        "users": [{"name": "proxy", "user": {"token": "t"}}],
-        "contexts": [{"name": "proxy", "context": {"cluster": "proxy", "user": "proxy"}}]}), encoding="utf-8")
+    kc = _kubeconfig(tmp_path, f"http://127.0.0.1:{server.server_port}")
     try:
         code = main(["diagnose", *target, "--kubeconfig", str(kc)])
     finally:
@@ -52,12 +56,7 @@ def test_an_unreachable_server_says_why(tmp_path: Path, capsys: pytest.CaptureFi
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    kc = tmp_path / "kubeconfig"
-    kc.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "gone",
-        "clusters": [{"name": "gone", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-        "users": [{"name": "gone", "user": {"token": "t"}}],
-        "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}]}), encoding="utf-8")
+    kc = _kubeconfig(tmp_path, f"http://127.0.0.1:{port}")
     code = main(["diagnose", "--kubeconfig", str(kc)])
     err = capsys.readouterr().err
     assert code == ExitCode.UNREACHABLE

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from diagnostics import CheckStatus, ObjectRef, Severity, run
 from diagnostics.snapshot import SourceState
 from tests.builders import snapshot
@@ -164,25 +166,23 @@ def test_skipped_when_nodes_are_not_loaded() -> None:
     assert result.reason == "nodes: unreachable"
 
 
+def node_event(reason: str, message: str, *, at: str, count: int = 1) -> dict[str, Any]:
+    """A Warning event on the node (what NPD rules and the EKS node monitoring agent post)."""
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{reason.lower()}.1", "namespace": "default"},
+            "involvedObject": {"kind": "Node", "name": NAME}, "reason": reason, "message": message,
+            "type": "Warning", "count": count, "lastTimestamp": at}
+
+
 def test_kernel_log_xid_names_the_code_not_the_pci_address() -> None:
     # A node-problem-detector kmsg rule copies the driver's line into its condition: the Xid is the
     # number after the PCI address, and an NVSwitch SXid on the same node is not a GPU Xid.
     kmsg = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4121, name=python, GPU has fallen off the bus."
     node = NODE.replace('reason: NvidiaXID79Error,\n     message: "XID 79: GPU has fallen off the bus"',
                         f'reason: GPUXidError,\n     message: "{kmsg}"')
-    sxid = """
----
-apiVersion: v1
-kind: Event
-metadata: {name: sxid.1, namespace: default}
-involvedObject: {kind: Node, name: %s}
-reason: NVSwitchSXid
-message: "nvidia-nvswitch0: SXid (PCI:0000:c5:00.0): 12028, Non-fatal, Link 11 egress non-posted PRIV error"
-type: Warning
-lastTimestamp: "2026-08-21T09:58:00Z"
-""" % NAME
+    sxid = node_event("NVSwitchSXid", "nvidia-nvswitch0: SXid (PCI:0000:c5:00.0): 12028, Non-fatal, Link 11 egress "
+                                      "non-posted PRIV error", at="2026-08-21T09:58:00Z")
     assert node != NODE
-    (result,) = run(snapshot(node + sxid), only=[CHECK]).results
+    (result,) = run(snapshot(node, sxid), only=[CHECK]).results
     (f,) = result.findings
     assert "(GPUXidError, Xid 79)" in f.title and "Xid 0" not in f.title
 
@@ -198,19 +198,9 @@ def test_nvswitch_sxid_alone_is_not_an_xid() -> None:
 def test_node_monitoring_agent_dcgm_events_are_evidence() -> None:
     # The EKS node monitoring agent reports DCGM health incidents as DCGMHealthCode<N> events, with
     # no "GPU" or "Xid" in them.
-    dcgm = """
----
-apiVersion: v1
-kind: Event
-metadata: {name: dcgm.1, namespace: default}
-involvedObject: {kind: Node, name: %s}
-reason: DCGMHealthCode109
-message: DCGM detected issues in health check system with error code 109
-type: Warning
-count: 4
-lastTimestamp: "2026-08-21T09:57:00Z"
-""" % NAME
-    (result,) = run(snapshot(NODE + dcgm), only=[CHECK]).results
+    dcgm = node_event("DCGMHealthCode109", "DCGM detected issues in health check system with error code 109",
+                      at="2026-08-21T09:57:00Z", count=4)
+    (result,) = run(snapshot(NODE, dcgm), only=[CHECK]).results
     (f,) = result.findings
     events = [e for e in f.evidence if e.path.startswith("event")]
     assert any("DCGMHealthCode109" in e.path and e.count == 4 for e in events), [e.path for e in f.evidence]

@@ -64,6 +64,22 @@ status: {desiredNumberScheduled: 3, numberReady: 3}
 """
 
 
+def plugin_pod(container_statuses: str) -> str:
+    """The plugin DaemonSet's pod on the node, Running, with these containerStatuses (YAML list items)."""
+    return """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nvidia-device-plugin-daemonset-x7k2p
+  namespace: gpu-operator
+  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: nvidia-device-plugin-daemonset, uid: u1}]
+spec: {nodeName: ip-10-0-12-34.ec2.internal, containers: [{name: nvidia-device-plugin-ctr, image: x}]}
+status:
+  phase: Running
+  containerStatuses:
+""" + container_statuses
+
+
 def test_fails_naming_the_untolerated_taint() -> None:
     report = run(snapshot(NODE, CLAIM, PLUGIN), only=["gpu-not-advertised"])
     (result,) = report.results
@@ -88,23 +104,13 @@ def test_passes_when_gpus_are_advertised() -> None:
 
 def test_crashlooping_plugin_is_named() -> None:
     no_taint = NODE.replace("  - {key: dedicated, value: ml-training, effect: NoSchedule}\n", "")
-    pod = """
-apiVersion: v1
-kind: Pod
-metadata:
-  name: nvidia-device-plugin-daemonset-x7k2p
-  namespace: gpu-operator
-  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: nvidia-device-plugin-daemonset, uid: u1}]
-spec: {nodeName: ip-10-0-12-34.ec2.internal, containers: [{name: nvidia-device-plugin-ctr, image: x}]}
-status:
-  phase: Running
-  containerStatuses:
+    pod = plugin_pod("""
   - name: nvidia-device-plugin-ctr
     ready: false
     restartCount: 14
     state: {waiting: {reason: CrashLoopBackOff, message: back-off 5m0s restarting failed container}}
     lastState: {terminated: {exitCode: 1, reason: Error}}
-"""
+""")
     (result,) = run(snapshot(no_taint, CLAIM, PLUGIN, pod), only=["gpu-not-advertised"]).results
     (f,) = result.findings
     assert "CrashLoopBackOff, 14 restarts" in f.title
@@ -167,18 +173,7 @@ spec:
       containers: [{name: mps-control-daemon-ctr, image: nvcr.io/nvidia/k8s-device-plugin:v0.17.0}]
 status: {desiredNumberScheduled: 0, numberReady: 0}
 """
-    pod = """
-apiVersion: v1
-kind: Pod
-metadata:
-  name: nvidia-device-plugin-daemonset-x7k2p
-  namespace: gpu-operator
-  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: nvidia-device-plugin-daemonset, uid: u1}]
-spec: {nodeName: ip-10-0-12-34.ec2.internal, containers: [{name: nvidia-device-plugin-ctr, image: x}]}
-status:
-  phase: Running
-  containerStatuses: [{name: nvidia-device-plugin-ctr, ready: true, restartCount: 0, state: {running: {}}}]
-"""
+    pod = plugin_pod("  - {name: nvidia-device-plugin-ctr, ready: true, restartCount: 0, state: {running: {}}}\n")
     (result,) = run(snapshot(no_taint, CLAIM, PLUGIN, mps, pod), only=["gpu-not-advertised"]).results
     (f,) = result.findings
     assert "registered no GPUs (driver/AMI or NVML problem)" in f.title

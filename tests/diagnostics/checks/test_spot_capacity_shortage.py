@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import yaml
 
 from diagnostics import CheckStatus, ObjectRef, Severity, run
@@ -206,71 +208,54 @@ def test_spot_quota_is_named_with_the_service_quota() -> None:
     assert not any("L-3819A6DF" in c for c in f.remediation.commands)
 
 
-def test_vcpu_quota_on_demand_g_instances() -> None:
-    pool = """
+def _on_demand_pool(name: str, family: str, instance_type: str) -> tuple[str, str]:
+    """A NodePool of one instance family and an on-demand NodeClaim of it that failed a second after creation."""
+    pool = f"""
 apiVersion: karpenter.sh/v1
 kind: NodePool
-metadata: {name: inference}
+metadata: {{name: {name}}}
 spec:
   template:
     spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
-      requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6]}]
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}
+      requirements: [{{key: karpenter.k8s.aws/instance-family, operator: In, values: [{family}]}}]
 """
-    claim = """
+    claim = f"""
 apiVersion: karpenter.sh/v1
 kind: NodeClaim
 metadata:
-  name: inference-8fj2k
+  name: {name}-8fj2k
   creationTimestamp: "2026-08-21T09:50:00Z"
   deletionTimestamp: "2026-08-21T09:50:02Z"
-  labels: {karpenter.sh/nodepool: inference}
+  labels: {{karpenter.sh/nodepool: {name}}}
 spec:
   requirements:
-  - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-  - {key: node.kubernetes.io/instance-type, operator: In, values: [g5.12xlarge]}
+  - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
+  - {{key: node.kubernetes.io/instance-type, operator: In, values: [{instance_type}]}}
 """
-    ev = _ice("inference-8fj2k", "with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than "
-                                 "your current vCPU limit of 64 allows for the instance bucket that the specified "
-                                 "instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request "
-                                 "to request an adjustment to this limit.", "2026-08-21T09:50:02Z")
+    return pool, claim
+
+
+VCPU_LIMIT = ("with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU "
+              "limit of 64 allows for the instance bucket that the specified instance type belongs to. Please visit "
+              "http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit.")
+
+
+@pytest.mark.parametrize("name, family, instance_type, code, not_codes", [
+    ("inference", "g5, g6", "g5.12xlarge", "L-DB2E81BA", ()),  # Running On-Demand G and VT instances
+    # Inferentia has its own bucket: not the G/VT or P codes.
+    ("neuron", "inf2", "inf2.24xlarge", "L-1945791B", ("L-DB2E81BA", "L-417A185B")),
+])
+def test_vcpu_quota_names_the_instance_bucket(name: str, family: str, instance_type: str, code: str,
+                                               not_codes: tuple[str, ...]) -> None:
+    pool, claim = _on_demand_pool(name, family, instance_type)
+    ev = _ice(f"{name}-8fj2k", VCPU_LIMIT, "2026-08-21T09:50:02Z")
     (result,) = run(snapshot(pool, CLASS, claim, ev), only=["spot-capacity-shortage"]).results
     (f,) = result.findings
     assert f.severity is Severity.ERROR  # the pool allows on-demand (the default)
-    assert "(VcpuLimitExceeded)" in f.title and "on-demand g5.12xlarge" in f.title
-    assert any("--quota-code L-DB2E81BA" in c for c in f.remediation.commands)
-
-
-def test_inferentia_vcpu_quota_names_the_inf_bucket() -> None:
-    pool = """
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: neuron}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
-      requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [inf2]}]
-"""
-    claim = """
-apiVersion: karpenter.sh/v1
-kind: NodeClaim
-metadata:
-  name: neuron-8fj2k
-  creationTimestamp: "2026-08-21T09:50:00Z"
-  labels: {karpenter.sh/nodepool: neuron}
-spec:
-  requirements:
-  - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-  - {key: node.kubernetes.io/instance-type, operator: In, values: [inf2.24xlarge]}
-"""
-    ev = _ice("neuron-8fj2k", "with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than "
-                              "your current vCPU limit of 0 allows for the instance bucket that the specified "
-                              "instance type belongs to.", "2026-08-21T09:50:02Z")
-    (f,) = run(snapshot(pool, CLASS, claim, ev), only=["spot-capacity-shortage"]).results[0].findings
-    cmds = f.remediation.commands
-    assert any("--quota-code L-1945791B" in c and "Running On-Demand Inf instances" in c for c in cmds)
-    assert not any("L-DB2E81BA" in c or "L-417A185B" in c for c in cmds)  # not the G or P bucket
+    assert "(VcpuLimitExceeded)" in f.title and f"on-demand {instance_type}" in f.title
+    assert any(f"--quota-code {code}" in c for c in f.remediation.commands)
+    assert not any(other in c for c in f.remediation.commands for other in not_codes)
 
 
 def test_subnet_out_of_ips() -> None:

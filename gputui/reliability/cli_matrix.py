@@ -100,11 +100,11 @@ CASES: tuple[CliCase, ...] = (
     _c("bundle of a nonexistent node", "bundle node/nope --kubeconfig {kc:sim} -o {tmp}/b.tar.gz", 2,
        'node "nope" not found'),
     _c("nodeclaim target, CRD absent", "diagnose nodeclaim/x --kubeconfig {kc:sim}", 2,
-       "nodeclaims.karpenter.sh is not installed", setup="absent:nodeclaims.karpenter.sh"),
+       "nodeclaims.karpenter.sh v1 is not installed", setup="absent:nodeclaims.karpenter.sh"),
     _c("nodepool target, CRD absent", "diagnose nodepool/x --kubeconfig {kc:sim}", 2,
-       "nodepools.karpenter.sh is not installed", setup="absent:nodepools.karpenter.sh"),
+       "nodepools.karpenter.sh v1 is not installed", setup="absent:nodepools.karpenter.sh"),
     _c("ec2nodeclass target, CRD absent", "diagnose ec2nodeclass/x --kubeconfig {kc:sim}", 2,
-       "ec2nodeclasses.karpenter.k8s.aws is not installed", setup="absent:ec2nodeclasses.karpenter.k8s.aws"),
+       "ec2nodeclasses.karpenter.k8s.aws v1 is not installed", setup="absent:ec2nodeclasses.karpenter.k8s.aws"),
 )
 
 

@@ -80,11 +80,13 @@ def exit_code(report: Report) -> int:
         print("gputui: warning: no check could run (every source they need is forbidden, absent or "
               "unreachable); see the reasons above", file=sys.stderr)
         return max(int(for_severity(report.worst)), int(ExitCode.FINDINGS_WARNING))
-    skipped = sum(r.status is CheckStatus.SKIPPED for r in report.results)
-    if not report.findings and skipped * 2 > len(report.results):
-        # Nothing found, but most of the checklist never looked: not an all-clear.
-        print(f"gputui: warning: {skipped} of {len(report.results)} checks could not run (their sources are "
-              "forbidden, absent or unreachable): no problems found is not an all-clear", file=sys.stderr)
+    # Nothing found, but most of the checklist was kept from looking (RBAC, an unreachable source): not an
+    # all-clear. Checks skipped because Karpenter or Prometheus is simply not there do not count.
+    blind = sum(r.status is CheckStatus.SKIPPED and (": forbidden" in r.reason or ": unreachable" in r.reason)
+                for r in report.results)
+    if not report.findings and blind * 2 > len(report.results):
+        print(f"gputui: warning: {blind} of {len(report.results)} checks could not run (their sources are "
+              "forbidden or unreachable): no problems found is not an all-clear", file=sys.stderr)
         return max(int(for_severity(report.worst)), int(ExitCode.FINDINGS_WARNING))
     return for_severity(report.worst)
 

@@ -22,7 +22,8 @@ def sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
         yield cluster, cluster.write_kubeconfig(tmp_path / "kubeconfig")
 
 
-def test_a_pod_that_cannot_be_read_is_an_error_not_a_pass(sim, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_a_pod_that_cannot_be_read_is_an_error_not_a_pass(  # type: ignore[no-untyped-def]
+        sim, capsys: pytest.CaptureFixture[str]) -> None:
     cluster, kc = sim
     cluster.forbid("pods")
     code = main(["diagnose", POD, "--kubeconfig", str(kc)])
@@ -60,7 +61,8 @@ def test_namespaced_rbac_is_not_an_all_clear(sim, capsys: pytest.CaptureFixture[
     assert "checks could not run" in out.err and "not an all-clear" in out.err
 
 
-def test_karpenter_without_the_v1_api_is_named_as_such(sim, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_karpenter_without_the_v1_api_is_named_as_such(  # type: ignore[no-untyped-def]
+        sim, capsys: pytest.CaptureFixture[str]) -> None:
     # Karpenter v0.32-v0.37 serves only karpenter.sh/v1beta1: gputui reads v1 and says so.
     cluster, kc = sim
     cluster.set_absent("nodeclaims.karpenter.sh")
@@ -71,3 +73,21 @@ def test_karpenter_without_the_v1_api_is_named_as_such(sim, capsys: pytest.Captu
     code = main(["diagnose", "--kubeconfig", str(kc), "-o", "json"])
     data = json.loads(capsys.readouterr().out)
     assert "older than v1.0: only v1beta1 served" in data["sources"]["nodeclaims"]["detail"]
+
+
+def test_a_cluster_without_karpenter_or_prometheus_can_still_be_all_clear(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A GKE-style GPU cluster: no Karpenter CRDs, no Prometheus. Those checks skip as "not installed" /
+    # "not configured"; that is not a visibility gap, so a healthy cluster still exits 0.
+    monkeypatch.setenv("GPUTUI_NOW", load_scenario("healthy").reference_time.isoformat())
+    monkeypatch.delenv("GPUTUI_PROMETHEUS_URL", raising=False)
+    with SimCluster("healthy") as cluster:
+        kc = cluster.write_kubeconfig(tmp_path / "kubeconfig")
+        for crd in ("nodeclaims.karpenter.sh", "nodepools.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"):
+            cluster.set_absent(crd)
+        code = main(["diagnose", "--kubeconfig", str(kc), "-o", "json"])
+    out = capsys.readouterr()
+    data = json.loads(out.out)
+    skipped = [r for r in data["results"] if r["status"] == "skipped"]
+    assert len(skipped) * 2 > len(data["results"]) and not data["findings"]
+    assert code == ExitCode.OK and "not an all-clear" not in out.err

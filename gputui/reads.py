@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -17,15 +18,35 @@ Merged = dict[str, dict[Key, Any]]
 Result = tuple[str, list[Any] | None, SourceStatus | None]
 
 
+RETRY_WAITS = (0.5, 1.5)
+"""Pauses before retrying a list the API server throttled (429) or a proxy failed (502/503/504)."""
+_MAX_RETRY_AFTER = 5.0
+"""A longer Retry-After is not waited for: a one-shot answers now, with the source marked."""
+
+
 def read(api: Api, source: str, namespace: str | None = None, field: str | None = None,
          label: str | None = None) -> Result:
     """One (paged) list as records, or the status its failure means; never raises KubeError."""
     res = RESOURCES[source]
-    try:
-        recs, _rv = list_objects(api, res, namespace=namespace, field_selector=field, label_selector=label)
-        return source, recs, None
-    except KubeError as exc:
-        return source, None, status_for_error(res, exc)
+    attempt = 0
+    while True:
+        try:
+            recs, _rv = list_objects(api, res, namespace=namespace, field_selector=field, label_selector=label)
+            return source, recs, None
+        except KubeError as exc:
+            wait = _retry_wait(exc, attempt)
+            if wait is None:
+                return source, None, status_for_error(res, exc)
+            time.sleep(wait)
+            attempt += 1
+
+
+def _retry_wait(exc: KubeError, attempt: int) -> float | None:
+    """How long to wait before trying a passing failure again (429, a proxy's 502-504), or None to give up."""
+    if exc.status not in (429, 502, 503, 504) or isinstance(exc, Unreachable) or attempt >= len(RETRY_WAITS):
+        return None
+    wait = exc.retry_after if exc.retry_after is not None else RETRY_WAITS[attempt]
+    return wait if wait <= _MAX_RETRY_AFTER else None
 
 
 def merge(results: Iterable[Result], merged: Merged, failed: dict[str, SourceStatus]) -> None:

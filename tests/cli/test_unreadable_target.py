@@ -91,3 +91,17 @@ def test_a_cluster_without_karpenter_or_prometheus_can_still_be_all_clear(
     skipped = [r for r in data["results"] if r["status"] == "skipped"]
     assert len(skipped) * 2 > len(data["results"]) and not data["findings"]
     assert code == ExitCode.OK and "not an all-clear" not in out.err
+
+
+@pytest.mark.parametrize("fault", ["throttle", "502"])
+def test_a_throttled_or_proxied_list_is_retried(sim, fault: str,  # type: ignore[no-untyped-def]
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    cluster, kc = sim
+    if fault == "throttle":
+        cluster.throttle(1, retry_after=1, path_contains="/api/v1/nodes")
+    else:
+        cluster.fail_requests(1, 502, path_contains="/api/v1/nodes")
+    code = main(["diagnose", "--kubeconfig", str(kc), "-o", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["sources"]["nodes"]["state"] == "ok", data["sources"]["nodes"]
+    assert code == ExitCode.FINDINGS_ERROR

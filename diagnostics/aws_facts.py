@@ -253,12 +253,19 @@ class AwsFacts:
     """Part -> why it is missing, e.g. `instance_types: forbidden (ec2:DescribeInstanceTypes)`."""
     calls: int = 0
     """EC2 API calls the read took (pages included)."""
+    unmodeled_types: frozenset[str] = frozenset()
+    """Types the read returned with no accelerator counted (g6f's fractional L4 reports Count 0, dl2q's
+    Qualcomm cards): sold in the region, so never 'not sold'."""
 
     def asked(self, what: str, value: str) -> bool:
         return value in self.queried.get(what, frozenset())
 
     def type_queried(self, name: str) -> bool:
-        """Was `name` covered by the instance-type read (so its absence means: not in this region)."""
+        """Was `name` covered by the instance-type read (so its absence means: not in this region).
+        `FAMILY.x` asks for a family."""
+        family = name[:-2] if name.endswith(".x") else ""
+        if name in self.unmodeled_types or (family and any(t.split(".")[0] == family for t in self.unmodeled_types)):
+            return False  # EC2 returned it: it is sold here, just not as an accelerator gputui counts
         return name in self.instance_types or any(
             wildcard_match(p, name) for p in self.queried.get(Q_TYPE_PATTERNS, ()))
 
@@ -286,6 +293,7 @@ class AwsFacts:
             "queried": {k: sorted(v) for k, v in sorted(self.queried.items())},
             "errors": dict(self.errors),
             "calls": self.calls,
+            "unmodeled_types": sorted(self.unmodeled_types),
         }
 
     @classmethod
@@ -306,6 +314,7 @@ class AwsFacts:
             queried={str(k): frozenset(v) for k, v in (d.get("queried") or {}).items()},
             errors={str(k): str(v) for k, v in (d.get("errors") or {}).items()},
             calls=int(d.get("calls", 0)),
+            unmodeled_types=frozenset(str(t) for t in d.get("unmodeled_types") or ()),
         )
 
 

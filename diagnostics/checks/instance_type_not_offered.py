@@ -61,6 +61,13 @@ def instance_type_not_offered(snap: Snapshot) -> Iterator[Finding | int]:
             yield finding
 
 
+def _sold(facts: AwsFacts, key: str, value: str) -> bool:
+    """EC2 returned this type (or a type of this family) with no accelerator gputui counts."""
+    if key == INSTANCE_TYPE:
+        return value in facts.unmodeled_types
+    return key == INSTANCE_FAMILY and any(t.split(".")[0] == value for t in facts.unmodeled_types)
+
+
 def _offered(facts: AwsFacts, it: InstanceType, zones: set[str] | None) -> set[str]:
     offered = set(facts.offerings.get(it.name, ()))
     return offered & zones if zones is not None else offered
@@ -86,6 +93,8 @@ def _check_pool(snap: Snapshot, facts: AwsFacts, pool: NodePool, zones: set[str]
         return None
     if not usable and not problems and gpu_admission(pool) != "only":
         return None  # it may launch non-accelerated types too; nothing to say about GPUs
+    if not usable and not problems and any(_sold(facts, k, v) for k, v in named_values(pool)):
+        return None  # it names types EC2 sells here whose accelerator gputui does not count (g6f, dl2q)
     zone_text = ", ".join(sorted(zones)) if zones is not None else f"any zone of {facts.region}"
     ev: list[Evidence] = []
     for key, value, types in problems:

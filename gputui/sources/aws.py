@@ -440,9 +440,11 @@ def _facts(r: _Reader, region: str, region_from: str, now: Callable[[], datetime
     sgs = {g.id: g for g in map(parse_security_group, r.items.get(af.SECURITY_GROUPS, ()))}
     errors = {part: (f"forbidden ({f.detail})" if f.state is SourceState.FORBIDDEN else f.detail)
               for part, f in r.errors.items()}
+    returned = {str(d.get("InstanceType")) for d in r.items.get(af.INSTANCE_TYPES, ()) if d.get("InstanceType")}
     return AwsFacts(region=region, fetched_at=now(), region_from=region_from, subnets=subs, security_groups=sgs,
                     instance_types=types, offerings=offerings, spot_prices=prices,
-                    queried={k: frozenset(v) for k, v in r.queried.items()}, errors=errors, calls=r.calls)
+                    queried={k: frozenset(v) for k, v in r.queried.items()}, errors=errors, calls=r.calls,
+                    unmodeled_types=frozenset(returned - set(types)))
 
 
 def status_of(facts: AwsFacts, endpoint: str | None = None) -> SourceStatus:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from diagnostics import aws_facts as af
+from diagnostics import run
 from diagnostics.snapshot import SourceState
 from gputui.sources.aws import AwsConfig, AwsSource, collect_aws, detect_region
 from tests.aws.conftest import REGION, client
@@ -151,6 +152,22 @@ def test_gpu_instance_types_and_offerings_come_from_moto_data(ec2: Any, moto_env
     assert labels["karpenter.k8s.aws/instance-gpu-name"] == "a10g"
     assert labels["karpenter.k8s.aws/instance-category"] == "g"
     assert labels["karpenter.k8s.aws/instance-generation"] == "5"
+
+
+def test_types_ec2_sells_without_a_counted_accelerator_are_not_called_unsold(ec2: Any, moto_env: str) -> None:
+    # g6f reports its fractional L4 as Count 0 (LogicalGpuCount 1); dl2q carries Qualcomm cards. Both
+    # are in the region: a pool of them must not read "not sold in us-west-2" (ERROR).
+    ids = seed(ec2)
+    pools = [POOL.replace("NAME", fam).replace("CLASS", "gpu").replace("FAMILIES", fam) for fam in ("g6f", "dl2q")]
+    snap = snapshot(NODE, CLASS.replace("SUBNET_ID", ids["by-id"]), *pools)
+    facts, status = collect_aws(snap, AwsConfig())
+    assert status.state is SourceState.OK and facts is not None
+    assert {"g6f.large", "dl2q.24xlarge"} <= facts.unmodeled_types
+    assert "g6f.large" not in facts.instance_types
+    (result,) = run(with_aws(snap, facts), only=["instance-type-not-offered"]).results
+    assert result.findings == (), [f.title for f in result.findings]
+    # A family EC2 returned nothing for is still "not sold".
+    assert facts.type_queried("p6-b300.48xlarge") and not facts.type_queried("g6f.x")
 
 
 def _cluster(n_classes: int, n_pools: int) -> list[str]:

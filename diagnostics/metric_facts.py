@@ -61,7 +61,7 @@ NA_SENTINEL = 2.0 ** 63 - 100
 _ACCELERATOR_TYPES = r"nvidia\\.com/.*|amd\\.com/gpu|aws\\.amazon\\.com/neuron.*|habana\\.ai/gaudi|gpu\\.intel\\.com/.*"
 _FAILURE_REASONS = "insufficient_capacity|launch_timeout|registration_timeout|nodeclass_not_ready|liveness"
 """Disruption reasons that mean "a NodeClaim never became a node" (`liveness`: pre-v1 registration timeout)."""
-_KARPENTER_COUNTERS = ("karpenter_nodeclaims_disrupted_total", "karpenter_nodeclaims_terminated_total",
+_KARPENTER_COUNTERS = ("karpenter_nodeclaims_disrupted_total", "karpenter_nodeclaims_terminated",
                        "karpenter_cloudprovider_instance_launch_failures_total",
                        "karpenter_nodeclaims_unhealthy_disrupted_total")
 _KARPENTER_WITNESS = '{__name__=~"karpenter_build_info|karpenter_nodepools?_usage"}'
@@ -112,7 +112,9 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "nodeclaim_failures": (
         _new_or_increased("karpenter_nodeclaims_disrupted_total", f'{{reason=~"{_FAILURE_REASONS}"}}',
                           FAILURE_WINDOW),
-        _new_or_increased("karpenter_nodeclaims_terminated_total", f'{{reason=~"{_FAILURE_REASONS}"}}',
+        # Karpenter before v1 (v0.3x): `karpenter_nodeclaims_terminated{reason}`, no `_total`; v1's
+        # terminated_total has no reason label, its failures are in disrupted_total above.
+        _new_or_increased("karpenter_nodeclaims_terminated", f'{{reason=~"{_FAILURE_REASONS}"}}',
                           FAILURE_WINDOW),
     ),
     "launch_failures": (

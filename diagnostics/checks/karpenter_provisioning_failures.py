@@ -31,7 +31,7 @@ def karpenter_provisioning_failures(snap: Snapshot) -> Iterator[Finding | int]:
     Why it matters:
     Each of these is a node Karpenter tried and failed to create; the pods it was for stay
     Pending and Karpenter keeps retrying. Read from `karpenter_nodeclaims_disrupted_total`
-    (`karpenter_nodeclaims_terminated_total` with a reason in older releases) and
+    (`karpenter_nodeclaims_terminated` with a reason before v1) and
     `karpenter_cloudprovider_instance_launch_failures_total`.
 
     Fix:

@@ -259,8 +259,8 @@ def quiet(now: float) -> str:
         for i in range(n):
             h.healthy_gpu(h.gpu(node, i, model, "job-0", "ml"), util=75, ecc=True)
     _karpenter(h, "old", [("gpu-ondemand", 16, 64), ("gpu-spot", 4, 32)])
-    h.series("karpenter_nodeclaims_terminated_total",
-             {"nodepool": "gpu-spot", "reason": "liveness"}, lambda _a: 3, kind="counter")
+    # Karpenter before v1 names it without `_total` (so it is written as a gauge: OpenMetrics would add one).
+    h.series("karpenter_nodeclaims_terminated", {"nodepool": "gpu-spot", "reason": "liveness"}, lambda _a: 3)
     return h.text()
 
 
@@ -287,8 +287,8 @@ def legacy(now: float) -> str:
     # dcgm-exporter without NODE_NAME: Hostname is the exporter pod's own name.
     h.healthy_gpu(h.gpu(SICK, 0, A10G, Hostname="nvidia-dcgm-exporter-m4n5p"), temp=93)
     _karpenter(h, "old", [("gpu-ondemand", 21, 21)])
-    h.series("karpenter_nodeclaims_terminated_total", {"nodepool": "gpu-ondemand", "reason": "liveness"},
-             lambda a: 1 + (600 - a) // 120, kind="counter", since=600)
+    h.series("karpenter_nodeclaims_terminated", {"nodepool": "gpu-ondemand", "reason": "liveness"},
+             lambda a: 1 + (600 - a) // 120, since=600)
     return h.text()
 
 

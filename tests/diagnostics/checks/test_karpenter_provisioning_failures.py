@@ -45,7 +45,8 @@ def test_single_sample_failure_counts_and_old_ones_do_not(diagnose: Callable[...
 
 def test_older_karpenter_terminated_counter(diagnose: Callable[..., Report]) -> None:
     f = _by_pool(diagnose("karpenter-provisioning-failures", "legacy"))["gpu-ondemand"]
-    assert "karpenter_nodeclaims_terminated_total" in f.evidence[0].path
+    # Karpenter v0.3x: the counter has no `_total` and carries the reason.
+    assert "karpenter_nodeclaims_terminated{" in f.evidence[0].path
     assert "6 NodeClaims failed in the last 15 minutes (liveness x6)" in f.title
 
 

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import requests
+from kubernetes.client.rest import should_bypass_proxies
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
 
@@ -120,14 +121,18 @@ def _web_port(ports: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
-def discover(api: Api, namespaces: Sequence[str] = DISCOVERY_NAMESPACES) -> tuple[str, str, str] | None:
-    """Look for a Prometheus Service in the usual namespaces (namespaced lists: works with narrow RBAC)."""
+def discover(api: Api, namespaces: Sequence[str] = DISCOVERY_NAMESPACES,
+             forbidden: list[str] | None = None) -> tuple[str, str, str] | None:
+    """Look for a Prometheus Service in the usual namespaces (namespaced lists: works with narrow RBAC).
+    Namespaces whose services may not be listed are added to `forbidden`."""
     found: list[Mapping[str, Any]] = []
     for ns in namespaces:
         try:
             body = api.get(f"/api/v1/namespaces/{ns}/services", timeout=5)
         except KubeError as exc:
             log.debug("prometheus discovery: services in %s: %s", ns, exc)
+            if exc.status == 403 and forbidden is not None:
+                forbidden.append(ns)
             continue
         for item in body.get("items") or [] if isinstance(body, dict) else []:
             item.setdefault("metadata", {}).setdefault("namespace", ns)
@@ -150,8 +155,10 @@ def proxy_endpoint(api: Api, service: tuple[str, str, str]) -> Endpoint:
     auth = (cfg.username, cfg.password) if cfg.username and cfg.password and not headers else None
     verify: bool | str = (cfg.ssl_ca_cert or True) if cfg.verify_ssl else False
     cert = (cfg.cert_file, cfg.key_file) if cfg.cert_file and cfg.key_file else None
-    proxies = {"http": cfg.proxy, "https": cfg.proxy} if cfg.proxy else {}
     url = f"{cfg.host.rstrip('/')}/api/v1/namespaces/{ns}/services/{name}:{port}/proxy"
+    # As the client does for the API server itself: NO_PROXY hosts bypass the proxy.
+    bypass = bool(cfg.proxy) and should_bypass_proxies(cfg.host, cfg.no_proxy or "")
+    proxies = {"http": cfg.proxy, "https": cfg.proxy} if cfg.proxy and not bypass else {}
     return Endpoint(url, headers, auth, verify, cert, proxies,
                     found_by=f"service {ns}/{name}:{port} via the API server proxy", service=service)
 
@@ -167,7 +174,13 @@ def resolve(settings: PrometheusSettings, api: Api | None) -> Endpoint:
     """Where to query, or PrometheusUnavailable(not configured) when nothing was given or found."""
     if settings.url:
         return explicit_endpoint(settings)
-    service = discover(api) if api is not None else None
+    forbidden: list[str] = []
+    service = discover(api, forbidden=forbidden) if api is not None else None
+    if service is None and forbidden:
+        # Not "not configured": gputui was kept from looking (it may be right there).
+        raise PrometheusUnavailable(SourceStatus(
+            SOURCE, SourceState.FORBIDDEN,
+            f"list services in {', '.join(forbidden)} (to find Prometheus; or pass --prometheus-url)"))
     if service is None:
         where = ", ".join(DISCOVERY_NAMESPACES)
         raise PrometheusUnavailable(SourceStatus(

@@ -195,9 +195,23 @@ def test_discovers_through_the_kubernetes_api(tmp_path: Path) -> None:
         assert ep.url == f"{sim.url}/api/v1/namespaces/monitoring/services/prometheus-operated:web/proxy"
         assert ep.headers["Authorization"] == f"Bearer {sim.token or 'gputui-sim-token'}"
         sim.forbid("services")
-        _got, status = collect(PrometheusSettings(), api)  # nothing listable: not configured, not an error
-        assert status.state is SourceState.NOT_CONFIGURED
-        assert "monitoring, prometheus, kube-prometheus-stack, observability" in status.detail
+        # Kept from looking is not "no Prometheus": the metric checks say which permission is missing.
+        _got, status = collect(PrometheusSettings(), api)
+        assert status.state is SourceState.FORBIDDEN
+        assert status.detail == ("list services in monitoring, prometheus, kube-prometheus-stack, observability "
+                                 "(to find Prometheus; or pass --prometheus-url)")
+
+
+def test_the_service_proxy_honours_no_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # HTTPS_PROXY for the internet, NO_PROXY for the cluster: the API server is reached directly,
+    # so must its service proxy be.
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with SimCluster() as sim:
+        cfg = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        api = Api(load(str(cfg))[0])
+        ep = proxy_endpoint(api, ("monitoring", "prometheus-operated", "web"))
+    assert ep.proxies == {}
 
 
 def test_poller_stores_facts_on_an_interval_and_keeps_them_when_prometheus_goes(

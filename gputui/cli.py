@@ -36,6 +36,9 @@ def _global_options(p: argparse.ArgumentParser, suppress: bool) -> None:
     p.add_argument("--prometheus-url", default=d, metavar="URL",
                    help="Prometheus with DCGM/Karpenter metrics (default: $GPUTUI_PROMETHEUS_URL, else discover "
                         "an in-cluster Prometheus through the API server)")
+    p.add_argument("--prometheus-selector", default=d, metavar="LABEL=VALUE[,...]",
+                   help="this cluster's series in a Prometheus holding several, e.g. cluster=prod "
+                        "(default: $GPUTUI_PROMETHEUS_SELECTOR)")
     p.add_argument("--aws-profile", default=d, help="AWS profile for EC2 evidence (default: boto3's chain)")
     p.add_argument("--aws-region", default=d, help="AWS region (default: the nodes' region, else AWS_REGION / boto3's chain)")
 

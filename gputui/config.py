@@ -7,9 +7,14 @@ from typing import Any
 
 
 def prometheus_settings(args: argparse.Namespace, **kw: Any) -> Any:
-    from gputui.sources.prometheus import PrometheusSettings
+    from gputui.cli import UsageError
+    from gputui.sources.prometheus import PrometheusSettings, SelectorError
 
-    return PrometheusSettings.from_env(getattr(args, "prometheus_url", None), **kw)
+    try:
+        return PrometheusSettings.from_env(getattr(args, "prometheus_url", None),
+                                           selector=getattr(args, "prometheus_selector", None), **kw)
+    except SelectorError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def aws_config(args: argparse.Namespace) -> Any:

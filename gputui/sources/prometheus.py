@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 SOURCE = "prometheus"
 ENV_URL = "GPUTUI_PROMETHEUS_URL"
 ENV_TOKEN = "GPUTUI_PROMETHEUS_TOKEN"
+ENV_SELECTOR = "GPUTUI_PROMETHEUS_SELECTOR"
+CLUSTER_LABELS = ("cluster", "k8s_cluster", "cluster_name", "kubernetes_cluster")
+"""External labels a central Prometheus (Thanos, Mimir, AMP) puts on each cluster's series."""
 ENV_USER = "GPUTUI_PROMETHEUS_USER"
 ENV_PASSWORD = "GPUTUI_PROMETHEUS_PASSWORD"
 
@@ -59,13 +62,50 @@ class PrometheusSettings:
     """Seconds between query rounds in a live session (metrics move slowly; never per watch event)."""
     verify: bool | str = True
     """TLS verification for an explicit URL: False, True or a CA bundle path."""
+    selector: tuple[tuple[str, str], ...] = ()
+    """label=value pairs every sample must carry (`cluster=prod`): this cluster's series in a Prometheus
+    holding several."""
 
     @classmethod
-    def from_env(cls, url: str | None = None, env: Mapping[str, str] | None = None, **kw: Any) -> PrometheusSettings:
-        """--prometheus-url wins over GPUTUI_PROMETHEUS_URL; credentials only come from the environment."""
+    def from_env(cls, url: str | None = None, env: Mapping[str, str] | None = None, selector: str | None = None,
+                 **kw: Any) -> PrometheusSettings:
+        """--prometheus-url wins over GPUTUI_PROMETHEUS_URL, --prometheus-selector over
+        GPUTUI_PROMETHEUS_SELECTOR; credentials only come from the environment."""
         e = os.environ if env is None else env
         return cls(url=url or e.get(ENV_URL) or None, token=e.get(ENV_TOKEN) or None,
-                   user=e.get(ENV_USER) or None, password=e.get(ENV_PASSWORD) or None, **kw)
+                   user=e.get(ENV_USER) or None, password=e.get(ENV_PASSWORD) or None,
+                   selector=parse_selector(selector or e.get(ENV_SELECTOR) or ""), **kw)
+
+
+class SelectorError(ValueError):
+    """A --prometheus-selector that is not label=value[,label=value]."""
+
+
+def parse_selector(text: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, eq, value = part.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key.strip()) or not value.strip():
+            raise SelectorError(f"--prometheus-selector {text!r}: use label=value[,label=value], e.g. cluster=prod")
+        out.append((key.strip(), value.strip().strip('"')))
+    return tuple(out)
+
+
+def for_this_cluster(samples: Mapping[str, tuple[Sample, ...]],
+                     selector: tuple[tuple[str, str], ...]) -> dict[str, tuple[Sample, ...]]:
+    """Keep the samples carrying every selector label; with no selector, refuse a Prometheus whose series
+    come from several clusters (their nodes, pools and GPUs would be judged as this cluster's)."""
+    if selector:
+        return {p: tuple(s for s in ss if all(s.labels.get(k) == v for k, v in selector)) for p, ss in samples.items()}
+    for label in CLUSTER_LABELS:
+        values = sorted({s.labels[label] for ss in samples.values() for s in ss if s.labels.get(label)})
+        if len(values) > 1:
+            shown = ", ".join(values[:5]) + (", ..." if len(values) > 5 else "")
+            raise PrometheusUnavailable(SourceStatus(
+                SOURCE, SourceState.NOT_CONFIGURED,
+                f"its series come from several clusters ({label}={shown}): pass --prometheus-selector "
+                f"{label}=<this cluster> (or ${ENV_SELECTOR})"))
+    return dict(samples)
 
 
 @dataclass(frozen=True)
@@ -253,7 +293,8 @@ def _samples(query: str, result: Any) -> tuple[Sample, ...]:
 
 
 def query_facts(ep: Endpoint, *, timeout: float = 10.0, at: datetime | None = None,
-                now: Callable[[], datetime] = utcnow, workers: int = 4) -> MetricFacts:
+                now: Callable[[], datetime] = utcnow, workers: int = 4,
+                selector: tuple[tuple[str, str], ...] = ()) -> MetricFacts:
     """One round: which metrics exist, then every query they allow (concurrently, each with a timeout).
 
     Raises PrometheusUnavailable when the first query fails (unreachable, 401/403); a later query
@@ -291,8 +332,8 @@ def query_facts(ep: Endpoint, *, timeout: float = 10.0, at: datetime | None = No
             errors[purpose] = err
         else:
             samples[purpose] = samples.get(purpose, ()) + (got or ())
-    return MetricFacts(queried_at=at or now(), url=ep.url, samples=samples, queries=queries, absent=absent,
-                       errors=errors)
+    return MetricFacts(queried_at=at or now(), url=ep.url, samples=for_this_cluster(samples, selector),
+                       queries=queries, absent=absent, errors=errors)
 
 
 def ok_status(ep: Endpoint, facts: MetricFacts) -> SourceStatus:
@@ -307,7 +348,7 @@ def collect(settings: PrometheusSettings, api: Api | None = None, *, at: datetim
     """One-shot (diagnose, bundle): the facts and the status to put in the Snapshot / Store."""
     try:
         ep = resolve(settings, api)
-        facts = query_facts(ep, timeout=settings.timeout, at=at, now=now)
+        facts = query_facts(ep, timeout=settings.timeout, at=at, now=now, selector=settings.selector)
     except PrometheusUnavailable as exc:
         return None, exc.status
     return facts, ok_status(ep, facts)
@@ -335,7 +376,7 @@ class PrometheusPoller(PollerThread):
         """One round, synchronously: resolve, query, store. Returns the status it recorded."""
         try:
             ep = self._endpoint()
-            facts = query_facts(ep, timeout=self.settings.timeout, now=self.now)
+            facts = query_facts(ep, timeout=self.settings.timeout, now=self.now, selector=self.settings.selector)
         except PrometheusUnavailable as exc:
             status = exc.status
             if status.state is not SourceState.NOT_CONFIGURED:

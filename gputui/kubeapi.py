@@ -133,12 +133,22 @@ def _first_current_context(files: list[str], contexts: list[dict[str, Any]] | No
     return None
 
 
-def _why(exc: BaseException) -> str:
+def innermost(exc: BaseException) -> BaseException:
+    """The error at the bottom of urllib3's (and requests') wrappers: MaxRetryError -> NewConnectionError."""
+    for _ in range(6):
+        inner = getattr(exc, "reason", None)
+        if not isinstance(inner, BaseException):
+            inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None
+        if inner is None:
+            return exc
+        exc = inner
+    return exc
+
+
+def reason_of(exc: BaseException) -> str:
     """The innermost reason of a urllib3 error ("Connection refused", "Name or service not known",
     "CERTIFICATE_VERIFY_FAILED"), not the pool's wrapper text that a one-line cut would keep instead."""
-    seen = 0
-    while getattr(exc, "reason", None) is not None and isinstance(exc.reason, BaseException) and seen < 5:
-        exc, seen = exc.reason, seen + 1
+    exc = innermost(exc)
     text = _first_line(exc)
     # "WideHTTPConnection(host='h', port=1): Failed to establish a new connection: [Errno 111] Connection refused"
     return text.split("): ", 1)[1] if "): " in text else text
@@ -168,7 +178,7 @@ class Api:
             resp = self.client.call_api(method, url, header_params=hdrs, body=_body,
                                         _request_timeout=timeout or self.timeout)
         except urllib3.exceptions.HTTPError as exc:
-            raise Unreachable(f"{self.client.configuration.host}: {_why(exc)}") from None
+            raise Unreachable(f"{self.client.configuration.host}: {reason_of(exc)}") from None
         except OSError as exc:
             raise Unreachable(f"{self.client.configuration.host}: {_first_line(exc)}") from None
         raw: urllib3.BaseHTTPResponse = resp.response

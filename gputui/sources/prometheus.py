@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import requests
+import urllib3
 from kubernetes.client.rest import should_bypass_proxies
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
@@ -25,7 +26,7 @@ from urllib3.util.retry import Retry
 from diagnostics.metric_facts import NEEDS, QUERIES, MetricFacts, Sample, absent_metrics
 from diagnostics.snapshot import SourceState, SourceStatus, utcnow
 from gputui.sources.poller import PollerThread
-from gputui.kubeapi import Api, KubeError
+from gputui.kubeapi import Api, KubeError, innermost, reason_of
 
 log = logging.getLogger(__name__)
 
@@ -266,12 +267,15 @@ def _status_for(exc: Exception, ep: Endpoint, timeout: float) -> SourceStatus:
     if isinstance(exc, requests.Timeout):
         return SourceStatus(SOURCE, SourceState.UNREACHABLE, f"{where}: no answer within {timeout:g}s")
     if isinstance(exc, requests.ConnectionError):
-        text = str(exc)
-        if "timed out" in text.lower() or "timeout" in text.lower():
-            # urllib3 with read retries off wraps a read timeout as a ConnectionError(MaxRetryError).
+        # urllib3 with read retries off wraps a read timeout as a ConnectionError(MaxRetryError); the
+        # URL (with launch_timeout in a query) is no clue, the innermost error is.
+        inner = innermost(exc)
+        if isinstance(inner, (TimeoutError, urllib3.exceptions.TimeoutError)) and not isinstance(
+                inner, urllib3.exceptions.NewConnectionError):  # NewConnectionError subclasses ConnectTimeoutError
             return SourceStatus(SOURCE, SourceState.UNREACHABLE, f"{where}: no answer within {timeout:g}s")
-        why = "connection refused" if "refused" in text.lower() else _short(text)
-        return SourceStatus(SOURCE, SourceState.UNREACHABLE, f"{where}: {why}")
+        why = reason_of(exc)
+        return SourceStatus(SOURCE, SourceState.UNREACHABLE,
+                            f"{where}: {'connection refused' if 'refused' in why.lower() else why}")
     return SourceStatus(SOURCE, SourceState.UNREACHABLE, f"{where}: {type(exc).__name__}: {_short(str(exc))}")
 
 

@@ -237,3 +237,19 @@ def test_poller_stores_facts_on_an_interval_and_keeps_them_when_prometheus_goes(
     finally:
         poller.stop()
     assert poller._thread is not None and not poller._thread.is_alive()
+
+
+def test_a_reset_connection_is_not_called_a_timeout() -> None:
+    # The old text check found "timeout" in the URL of the nodeclaim_failures query (launch_timeout).
+    import requests
+    import urllib3
+
+    from gputui.sources.prometheus import _status_for
+
+    reset = urllib3.exceptions.ProtocolError("Connection aborted.",
+                                             ConnectionResetError(104, "Connection reset by peer"))
+    url = "/api/v1/query?query=increase(karpenter_nodeclaims_disrupted_total%7Breason%3D~%22launch_timeout%22"
+    exc = requests.ConnectionError(urllib3.exceptions.MaxRetryError(None, url, reset))
+    status = _status_for(exc, Endpoint("http://prom:9090", {}, None, True), 10.0)
+    assert status.state is SourceState.UNREACHABLE
+    assert "no answer within" not in status.detail and "Connection aborted" in status.detail

@@ -74,6 +74,8 @@ class Subnet:
     cidr: str = ""
     available_ips: int = 0
     tags: Mapping[str, str] = field(default_factory=dict)
+    ipv6_native: bool = False
+    """IPv6-only: AvailableIpAddressCount (IPv4) says nothing about room."""
 
     @property
     def usable_ips(self) -> int | None:
@@ -90,12 +92,14 @@ class Subnet:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "zone": self.zone, "zone_id": self.zone_id, "vpc_id": self.vpc_id,
-                "cidr": self.cidr, "available_ips": self.available_ips, "tags": dict(self.tags)}
+                "cidr": self.cidr, "available_ips": self.available_ips, "tags": dict(self.tags),
+                "ipv6_native": self.ipv6_native}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Subnet:
         return cls(str(d["id"]), str(d.get("zone", "")), str(d.get("zone_id", "")), str(d.get("vpc_id", "")),
-                   str(d.get("cidr", "")), int(d.get("available_ips", 0)), dict(d.get("tags") or {}))
+                   str(d.get("cidr", "")), int(d.get("available_ips", 0)), dict(d.get("tags") or {}),
+                   bool(d.get("ipv6_native", False)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,10 @@ def subnet_ips_exhausted(snap: Snapshot) -> Iterator[Finding | int]:
     """A subnet an EC2NodeClass selects has fewer free IP addresses than a GPU node needs.
 
     Why it matters:
-    Launches into that subnet fail with `InsufficientFreeAddressesInSubnet`; Karpenter marks the
-    subnet unavailable, sorts it last and tries other zones. NodePools or pods pinned to its zone
+    Karpenter launches into the subnet with the most free addresses in each zone; when that one is
+    nearly full, new GPU nodes there cannot give their pods addresses, and at zero launches fail
+    with `InsufficientFreeAddressesInSubnet` (Karpenter marks the subnet unavailable and tries other
+    zones). NodePools or pods pinned to its zone
     get no node at all, and when every subnet of a class is short, nothing launches. NodeClaims
     come and go like a capacity shortage, but waiting does not help.
 
@@ -50,8 +52,16 @@ def ip_findings(snap: Snapshot, min_free: int = MIN_FREE_IPS) -> Iterator[Findin
     yield len(users)
     for sid in sorted(users):
         subnet = facts.subnets[sid]
-        if subnet.available_ips < min_free:
-            yield _finding(snap, facts, subnet, users[sid], selected, min_free)
+        if subnet.ipv6_native or subnet.available_ips >= min_free:
+            continue  # an IPv6-only subnet's IPv4 count says nothing
+        if all(_zone_has_room(selected[nc.name], subnet, min_free) for nc in users[sid]):
+            continue  # Karpenter launches into the roomiest subnet of each zone: this one is not used
+        yield _finding(snap, facts, subnet, users[sid], selected, min_free)
+
+
+def _zone_has_room(subnets: Sequence[Subnet], low: Subnet, min_free: int) -> bool:
+    """Another subnet of the class in the same zone with room (Karpenter's ZonalSubnetsForLaunch picks it)."""
+    return any(x.id != low.id and x.zone == low.zone and x.available_ips >= min_free for x in subnets)
 
 
 def _finding(snap: Snapshot, facts: AwsFacts, s: Subnet, classes: Sequence[NodeClass],
@@ -87,7 +97,8 @@ def _finding(snap: Snapshot, facts: AwsFacts, s: Subnet, classes: Sequence[NodeC
                                [{"id": x.id, "zone": x.zone, "freeIPs": x.available_ips} for x in subs],
                                note="every subnet the selector matches" + (
                                    ": all nearly full, nothing launches for this class" if all_low else
-                                   ": Karpenter tries the others (other zones) first")))
+                                   ": Karpenter launches into the roomiest subnet of each zone; this zone has "
+                                   "none with room")))
     for pool, zones in stuck_pools:
         ev.append(Evidence.field(pool.ref, "spec.template.spec.requirements[topology.kubernetes.io/zone]",
                                  sorted(zones), note="the pool can only launch in zones whose subnets are nearly full"))
@@ -134,10 +145,11 @@ def _remediation(facts: AwsFacts, s: Subnet, classes: Sequence[NodeClass]) -> Re
     ]
     if tag_args:
         commands.append(f"aws ec2 create-tags{region} --resources <larger-subnet-in-{s.zone}> --tags {tag_args}")
-    commands.append("kubectl set env daemonset aws-node -n kube-system ENABLE_PREFIX_DELEGATION=true")
+    commands.append("kubectl set env daemonset aws-node -n kube-system WARM_IP_TARGET=5 MINIMUM_IP_TARGET=10")
     return Remediation(
-        f"Give {s.zone} more addresses: delete unattached ENIs (listed by the second command), tag an additional, "
-        "larger subnet in the same zone with the EC2NodeClass's selector tags, or enable VPC CNI prefix "
-        "delegation (or lower WARM_IP_TARGET/WARM_ENI_TARGET) so each GPU node holds fewer addresses. Karpenter "
-        "uses a newly tagged subnet on its next reconcile.",
+        f"Give {s.zone} more addresses: tag an additional, larger subnet in the same zone with the EC2NodeClass's "
+        "selector tags (Karpenter uses the roomiest one on its next reconcile), delete unattached ENIs (listed "
+        "by the second command), or lower the VPC CNI's warm pool (WARM_IP_TARGET) so each GPU node holds fewer "
+        "spare addresses. Prefix delegation does not help a nearly full subnet: it needs free contiguous /28 "
+        "blocks (use a new subnet or a CIDR reservation for it).",
         tuple(commands))

@@ -268,7 +268,7 @@ def _tags(d: dict[str, Any]) -> dict[str, str]:
 def parse_subnet(d: dict[str, Any]) -> Subnet:
     return Subnet(str(d["SubnetId"]), str(d.get("AvailabilityZone") or ""), str(d.get("AvailabilityZoneId") or ""),
                   str(d.get("VpcId") or ""), str(d.get("CidrBlock") or ""), int(d.get("AvailableIpAddressCount") or 0),
-                  _tags(d))
+                  _tags(d), bool(d.get("Ipv6Native")))
 
 
 def parse_security_group(d: dict[str, Any]) -> SecurityGroup:

@@ -115,6 +115,25 @@ def _all_low():  # type: ignore[no-untyped-def]
     return with_aws(snap, facts)
 
 
+def test_a_full_subnet_beside_a_roomy_one_in_its_zone_is_not_used() -> None:
+    # Karpenter picks the subnet with the most free addresses per zone: an old /24 with 3 free next to
+    # a new /19 in us-east-1c is skipped, not a problem (and tagging a larger subnet would never clear it).
+    snap = snapshot(CLASS, POOL.replace("ZONES", "us-east-1a, us-east-1b, us-east-1c"))
+    facts = make_facts(snap, subnets=[subnet("subnet-0aaa", "us-east-1a"), subnet("subnet-0bbb", "us-east-1b"),
+                                      subnet("subnet-0ccc", "us-east-1c", 3, cidr="10.0.64.0/24"),
+                                      subnet("subnet-0ddd", "us-east-1c", 8000, cidr="10.0.96.0/19")])
+    (result,) = run(with_aws(snap, facts), only=["subnet-ips-exhausted"]).results
+    assert result.status is CheckStatus.PASSED and result.examined == 4
+
+
+def test_an_ipv6_only_subnet_is_not_called_empty() -> None:
+    snap = snapshot(CLASS, POOL.replace("ZONES", "us-east-1a, us-east-1b, us-east-1c"))
+    v6 = subnet("subnet-0ccc", "us-east-1c", 0, cidr="") | {"Ipv6Native": True}
+    facts = make_facts(snap, subnets=[subnet("subnet-0aaa", "us-east-1a"), subnet("subnet-0bbb", "us-east-1b"), v6])
+    (result,) = run(with_aws(snap, facts), only=["subnet-ips-exhausted"]).results
+    assert result.status is CheckStatus.PASSED
+
+
 def test_threshold_is_a_parameter() -> None:
     snap = _snap(free_c=11)
     assert [f for f in ip_findings(snap, min_free=8) if isinstance(f, Finding)] == []

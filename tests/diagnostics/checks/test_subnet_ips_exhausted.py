@@ -87,7 +87,9 @@ def test_one_low_subnet_warns_with_the_count_from_aws() -> None:
     assert {"id": "subnet-0aaa", "zone": "us-east-1a", "freeIPs": 8187} in listed.value
     assert ObjectRef("EC2NodeClass", "gpu") in f.related and ObjectRef("NodePool", "gpu-training") in f.related
     assert any("describe-network-interfaces" in c and "subnet-0ccc" in c for c in f.remediation.commands)
-    assert any("ENABLE_PREFIX_DELEGATION=true" in c for c in f.remediation.commands)
+    assert any("WARM_IP_TARGET=5" in c for c in f.remediation.commands)
+    # Prefix delegation needs free /28 blocks: not advice for a nearly full subnet.
+    assert not any("ENABLE_PREFIX_DELEGATION" in c for c in f.remediation.commands)
 
 
 def test_pool_pinned_to_the_low_zone_is_an_error_with_launch_events() -> None:

@@ -30,7 +30,7 @@ from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severit
 from diagnostics.nodeclass_health import short
 from diagnostics.pod_shape import Shape, pod_shape
 from diagnostics.records import Event, NodeClaim, NodePool, Pod
-from diagnostics.aws_facts import spot_advice_evidence
+from diagnostics.aws_facts import region_of_zone, spot_advice_evidence
 from diagnostics.messages import OFFERING_FRAGMENTS, Nomination, parse_nominated
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
@@ -388,11 +388,22 @@ def _affected_pods(snap: Snapshot, s: Shortage, pool: NodePool | None) -> list[P
     return pods
 
 
+def _region_flag(snap: Snapshot, pool: NodePool | None) -> str:
+    """` --region R` from the pool's NodeClass subnets (or any node's region label): the user's CLI default
+    region may be another one."""
+    nc = snap.index.nodeclass.get(pool.node_class) if pool else None
+    zones = [str(x.get("zone") or "") for x in (nc.subnets if nc else ())]
+    labelled = (n.labels.get("topology.kubernetes.io/region") for n in snap.nodes)
+    region = next((r for r in map(region_of_zone, zones) if r), None) or next((r for r in labelled if r), None)
+    return f" --region {region}" if region else ""
+
+
 def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, types: list[str],
                  ctypes: list[str], claims: Sequence[NodeClaim], fallbacks: Sequence[NodePool]) -> Remediation:
     name = s.pool_name
     commands: list[str] = []
     texts: list[str] = []
+    region = _region_flag(snap, pool)
     if main == "quota" or any(category(c) == "quota" for c in s.codes):
         gpu_names = pool_requirement_values(pool, GPU_NAME) if pool else []
         buckets = sorted(quota_class(types, gpu_names)) or ["G", "P"]
@@ -401,10 +412,11 @@ def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, 
         for b in buckets:
             for ct in quota_ct:
                 code, qname = QUOTAS[(b, ct)]
-                commands.append(f"aws service-quotas get-service-quota --service-code ec2 --quota-code {code}"
+                commands.append(f"aws service-quotas get-service-quota{region} --service-code ec2 --quota-code {code}"
                                 f"  # {qname}")
         code0 = QUOTAS[(buckets[0], quota_ct[0])][0]
-        commands.append(f"aws service-quotas request-service-quota-increase --service-code ec2 --quota-code {code0} "
+        commands.append(f"aws service-quotas request-service-quota-increase{region} --service-code ec2 "
+                        f"--quota-code {code0} "
                         "--desired-value <vCPUs>")
         texts.append("EC2 quotas for accelerated instances are counted in vCPUs per instance bucket (G/VT, P, Inf, "
                      "Trn) and "
@@ -412,7 +424,7 @@ def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, 
     if main == "ips" or "InsufficientFreeAddressesInSubnet" in s.codes:
         nc = snap.index.nodeclass.get(pool.node_class) if pool else None
         ids = [str(x.get("id")) for x in (nc.subnets if nc else ()) if x.get("id")]
-        commands.append("aws ec2 describe-subnets "
+        commands.append(f"aws ec2 describe-subnets{region} "
                         + (f"--subnet-ids {' '.join(ids)} " if ids else "--filters Name=tag:karpenter.sh/discovery,"
                                                                        "Values=<cluster> ")
                         + "--query 'Subnets[].{id:SubnetId,az:AvailabilityZone,freeIPs:AvailableIpAddressCount}'")
@@ -423,7 +435,7 @@ def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, 
         texts.append("Create the EC2 Spot service-linked role once per account (or allow the controller "
                      "iam:CreateServiceLinkedRole for spot.amazonaws.com).")
     if main == "unsupported" or "Unsupported" in s.codes:
-        commands.append("aws ec2 describe-instance-type-offerings --location-type availability-zone --filters "
+        commands.append(f"aws ec2 describe-instance-type-offerings{region} --location-type availability-zone --filters "
                         f"Name=instance-type,Values={','.join(types[:6]) or '<instance-types>'} "
                         "--query 'InstanceTypeOfferings[].[InstanceType,Location]' --output table")
         texts.append("EC2 does not sell the instance type in the zone Karpenter tried (Unsupported); waiting does "

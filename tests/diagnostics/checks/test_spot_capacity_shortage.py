@@ -265,7 +265,8 @@ def test_subnet_out_of_ips() -> None:
     (result,) = run(snapshot(POOL, CLASS, ev), only=["spot-capacity-shortage"]).results
     (f,) = result.findings
     assert "its subnets ran out of free IP addresses (InsufficientFreeAddressesInSubnet)" in f.title
-    assert any(c.startswith("aws ec2 describe-subnets --subnet-ids subnet-0a1 subnet-0b2") for c in
+    # --region from the NodeClass's subnets: the user's CLI default region may be another.
+    assert any(c.startswith("aws ec2 describe-subnets --region us-east-1 --subnet-ids subnet-0a1 subnet-0b2") for c in
                f.remediation.commands)
 
 
@@ -278,7 +279,8 @@ def test_type_not_sold_in_the_zone_is_not_called_a_shortage() -> None:
     (f,) = result.findings
     assert "EC2 does not offer an instance type it tried in that zone (Unsupported)" in f.title
     assert "no EC2 capacity" not in f.title
-    assert any(c.startswith("aws ec2 describe-instance-type-offerings --location-type availability-zone")
+    assert any(c.startswith("aws ec2 describe-instance-type-offerings --region us-east-1 --location-type "
+                            "availability-zone")
                for c in f.remediation.commands)
     assert "waiting does not help" in f.remediation.text and "on-demand fallback" not in f.remediation.text
 

@@ -239,6 +239,10 @@ def classify(exc: BaseException, operation: str, profile: str | None = None) -> 
         return Failure(SourceState.NOT_CONFIGURED, f"AWS credentials could not be loaded: {_short(str(exc))}", True)
     if isinstance(exc, bex.NoRegionError):
         return Failure(SourceState.NOT_CONFIGURED, _NO_REGION, True)
+    if isinstance(exc, bex.ReadTimeoutError):
+        # EC2 answered the connection but not this call in time: only this part is missing (a slow
+        # spot price history must not throw away subnets and security groups already read).
+        return Failure(SourceState.UNREACHABLE, f"ec2:{operation}: no answer in time ({_short(str(exc))})", False)
     if isinstance(exc, (bex.ConnectionError, bex.HTTPClientError)):
         return Failure(SourceState.UNREACHABLE, _short(str(exc)), True)
     if operation == "connect":  # before any call: a malformed setting in the environment or ~/.aws

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import boto3
+import botocore.exceptions as bex
 import pytest
 from botocore.stub import Stubber
 
@@ -144,6 +145,20 @@ def test_denied_offerings_skip_only_the_check_that_needs_them() -> None:
     assert results["subnet-ips-exhausted"].status is CheckStatus.FAILED  # 12 free addresses: it still judges
     assert results["instance-type-not-offered"].status is CheckStatus.SKIPPED
     assert results["instance-type-not-offered"].reason == "aws: forbidden (ec2:DescribeInstanceTypeOfferings)"
+
+
+def test_a_read_timeout_on_one_call_loses_only_that_part() -> None:
+    # EC2 took the connection but not this call in time (a slow DescribeSpotPriceHistory): the parts
+    # already read (subnets, security groups) must stay; an endpoint that cannot be reached stops all.
+    from gputui.sources.aws import classify
+
+    slow = classify(bex.ReadTimeoutError(endpoint_url="https://ec2.us-west-2.amazonaws.com/"),
+                    "DescribeSpotPriceHistory")
+    assert slow.fatal is False and slow.state is SourceState.UNREACHABLE
+    assert slow.detail.startswith("ec2:DescribeSpotPriceHistory: no answer in time")
+    down = classify(bex.EndpointConnectionError(endpoint_url="https://ec2.us-west-2.amazonaws.com/"),
+                    "DescribeSubnets")
+    assert down.fatal is True
 
 
 def test_expired_credentials_stop_at_the_first_call() -> None:

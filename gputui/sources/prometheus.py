@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -340,6 +340,25 @@ def query_facts(ep: Endpoint, *, timeout: float = 10.0, at: datetime | None = No
                        queries=queries, absent=absent, errors=errors)
 
 
+ROUTE_PREFIX = "/prometheus"
+"""The sub-path charts and operators serve Prometheus under when asked to (`routePrefix`, `--web.route-prefix`)."""
+
+
+def query_any_prefix(ep: Endpoint, **kw: Any) -> tuple[Endpoint, MetricFacts]:
+    """`query_facts`, trying a discovered Service under /prometheus when its root answers 404 (a route prefix
+    the Service does not say)."""
+    try:
+        return ep, query_facts(ep, **kw)
+    except PrometheusUnavailable as exc:
+        if ep.service is None or not exc.status.detail.startswith("HTTP 404"):
+            raise
+        prefixed = replace(ep, url=ep.url + ROUTE_PREFIX, found_by=f"{ep.found_by}, route prefix {ROUTE_PREFIX}")
+        try:
+            return prefixed, query_facts(prefixed, **kw)
+        except PrometheusUnavailable:
+            raise exc from None
+
+
 def ok_status(ep: Endpoint, facts: MetricFacts) -> SourceStatus:
     detail = ep.found_by
     if facts.errors:
@@ -351,8 +370,8 @@ def collect(settings: PrometheusSettings, api: Api | None = None, *, at: datetim
             now: Callable[[], datetime] = utcnow) -> tuple[MetricFacts | None, SourceStatus]:
     """One-shot (diagnose, bundle): the facts and the status to put in the Snapshot / Store."""
     try:
-        ep = resolve(settings, api)
-        facts = query_facts(ep, timeout=settings.timeout, at=at, now=now, selector=settings.selector)
+        ep, facts = query_any_prefix(resolve(settings, api), timeout=settings.timeout, at=at, now=now,
+                                     selector=settings.selector)
     except PrometheusUnavailable as exc:
         return None, exc.status
     return facts, ok_status(ep, facts)
@@ -379,8 +398,8 @@ class PrometheusPoller(PollerThread):
     def poll_once(self) -> SourceStatus:
         """One round, synchronously: resolve, query, store. Returns the status it recorded."""
         try:
-            ep = self._endpoint()
-            facts = query_facts(ep, timeout=self.settings.timeout, now=self.now, selector=self.settings.selector)
+            ep, facts = query_any_prefix(self._endpoint(), timeout=self.settings.timeout, now=self.now,
+                                         selector=self.settings.selector)
         except PrometheusUnavailable as exc:
             status = exc.status
             if status.state is not SourceState.NOT_CONFIGURED:

@@ -253,3 +253,42 @@ def test_a_reset_connection_is_not_called_a_timeout() -> None:
     status = _status_for(exc, Endpoint("http://prom:9090", {}, None, True), 10.0)
     assert status.state is SourceState.UNREACHABLE
     assert "no answer within" not in status.detail and "Connection aborted" in status.detail
+
+
+def test_a_discovered_prometheus_under_a_route_prefix_is_found() -> None:
+    # kube-prometheus-stack with routePrefix=/prometheus: the Service's root answers 404.
+    import json as _json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from gputui.sources.prometheus import PrometheusUnavailable, query_any_prefix
+
+    class Prefixed(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            ok = self.path.startswith("/prometheus/api/v1/query")
+            body = (_json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}}) if ok
+                    else "404 page not found").encode()
+            self.send_response(200 if ok else 404)
+            self.send_header("Content-Type", "application/json" if ok else "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET  # noqa: N815
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Prefixed)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        ep = Endpoint(f"http://127.0.0.1:{server.server_port}", service=("monitoring", "prometheus-operated", "web"),
+                      found_by="service monitoring/prometheus-operated:web via the API server proxy")
+        used, facts = query_any_prefix(ep, timeout=5.0)
+        assert used.url.endswith("/prometheus") and "route prefix /prometheus" in used.found_by
+        assert facts.url == used.url
+        # An explicit --prometheus-url is taken as given.
+        with pytest.raises(PrometheusUnavailable):
+            query_any_prefix(Endpoint(f"http://127.0.0.1:{server.server_port}"), timeout=5.0)
+    finally:
+        server.shutdown()

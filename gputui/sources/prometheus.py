@@ -38,6 +38,8 @@ CLUSTER_LABELS = ("cluster", "k8s_cluster", "cluster_name", "kubernetes_cluster"
 """External labels a central Prometheus (Thanos, Mimir, AMP) puts on each cluster's series."""
 ENV_USER = "GPUTUI_PROMETHEUS_USER"
 ENV_PASSWORD = "GPUTUI_PROMETHEUS_PASSWORD"
+ENV_CA = "GPUTUI_PROMETHEUS_CA"
+"""A CA bundle for an explicit https URL with a private CA (or `false` to skip verification)."""
 
 DISCOVERY_NAMESPACES = ("monitoring", "prometheus", "kube-prometheus-stack", "observability")
 SERVICE_NAMES = ("prometheus-operated", "kube-prometheus-stack-prometheus", "prometheus-k8s", "prometheus-server",
@@ -45,7 +47,8 @@ SERVICE_NAMES = ("prometheus-operated", "kube-prometheus-stack-prometheus", "pro
 """Preferred Service names, best first: operator-managed, kube-prometheus-stack, kube-prometheus, the
 prometheus-community chart, plain."""
 _NOT_PROMETHEUS = re.compile(r"alertmanager|operator|node-exporter|pushgateway|adapter|blackbox|kube-state|"
-                             r"grafana|thanos|config-reloader|webhook")
+                             r"grafana|thanos|config-reloader|webhook|agent")
+"""`prometheus-agent-operated` (agent mode) scrapes and forwards but answers no queries."""
 _WEB_PORT_NAMES = ("web", "http-web", "http", "http-prometheus")
 
 
@@ -73,6 +76,9 @@ class PrometheusSettings:
         """--prometheus-url wins over GPUTUI_PROMETHEUS_URL, --prometheus-selector over
         GPUTUI_PROMETHEUS_SELECTOR; credentials only come from the environment."""
         e = os.environ if env is None else env
+        ca = e.get(ENV_CA) or ""
+        if ca and "verify" not in kw:
+            kw["verify"] = False if ca.lower() in ("false", "0", "no") else ca
         return cls(url=url or e.get(ENV_URL) or None, token=e.get(ENV_TOKEN) or None,
                    user=e.get(ENV_USER) or None, password=e.get(ENV_PASSWORD) or None,
                    selector=parse_selector(selector or e.get(ENV_SELECTOR) or ""), **kw)

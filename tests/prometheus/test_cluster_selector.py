@@ -45,3 +45,19 @@ def test_selector_from_the_environment_and_bad_ones() -> None:
     for bad in ("prod", "=x", "cluster=", "bad-label=x"):
         with pytest.raises(SelectorError):
             PrometheusSettings.from_env(env={}, selector=bad)
+
+
+def test_a_private_ca_or_no_verification_from_the_environment() -> None:
+    corp = PrometheusSettings.from_env(env={"GPUTUI_PROMETHEUS_CA": "/etc/ssl/corp-ca.pem"})
+    assert corp.verify == "/etc/ssl/corp-ca.pem"
+    assert PrometheusSettings.from_env(env={"GPUTUI_PROMETHEUS_CA": "false"}).verify is False
+    assert PrometheusSettings.from_env(env={}).verify is True
+
+
+def test_an_agent_mode_prometheus_is_not_picked() -> None:
+    # Agent mode scrapes and forwards; its Service answers no queries (HTTP 422).
+    from gputui.sources.prometheus import pick_service
+
+    agent = {"metadata": {"name": "prometheus-agent-operated", "namespace": "monitoring"},
+             "spec": {"ports": [{"name": "web", "port": 9090}]}}
+    assert pick_service([agent]) is None  # nothing to query: "not configured", not 422 on every query

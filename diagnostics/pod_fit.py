@@ -226,12 +226,6 @@ def term_conflicts(term: tuple[Requirement, ...], pool: NodePool) -> list[str]:
     return [c for c in (requirement_conflict(r, pool.requirements, labels) for r in term) if c]
 
 
-def best_term(pod: Pod, pool: NodePool) -> tuple[tuple[Requirement, ...], list[str]]:
-    """The pod's affinity term that conflicts least with the pool, and its conflicts."""
-    scored = [(t, term_conflicts(t, pool)) for t in pod_terms(pod)]
-    return min(scored, key=lambda tc: len(tc[1]))
-
-
 # --- per NodePool ---------------------------------------------------------------------------------
 
 def _not_ready(snap: Snapshot, pool: NodePool) -> FitReason | None:
@@ -359,7 +353,13 @@ def _pod_pool_reasons(pod: Pod, pool: NodePool, nodes_used: float | None) -> tup
             TAINT, "taint " + ", ".join(str(t) for t in blocked) + " not tolerated",
             (Evidence.field(pool.ref, "spec.template.spec.taints", [str(t) for t in blocked]),),
             taints=tuple(blocked)))
-    term, conflicts = best_term(pod, pool)
+    # Karpenter tries the pod's required terms in turn until one fits: judge the term with the fewest
+    # reasons of all (requirements and accelerator), not only the fewest label conflicts.
+    scored = []
+    for t in pod_terms(pod):
+        c = term_conflicts(t, pool)
+        scored.append((len(c) + len(_accelerator(pod, pool, () if c else t)), len(c), t, c))
+    _n, _nc, term, conflicts = min(scored, key=lambda x: (x[0], x[1]))
     if conflicts and not avoids_karpenter(pod):
         reasons.append(FitReason(
             REQUIREMENTS, "requirements: " + "; ".join(conflicts),

@@ -74,6 +74,19 @@ def test_reasons_are_all_reported_not_just_the_first() -> None:
     assert limit.resource == "nvidia.com/gpu" and limit.text == "limit nvidia.com/gpu 16/16 used, pod needs 1 more"
 
 
+@pytest.mark.parametrize("first, second", [("h100", "a10g"), ("a10g", "h100")])
+def test_ored_affinity_terms_fit_when_any_term_does(first: str, second: str) -> None:
+    # Karpenter tries the required terms in turn: an A10G term fits the g5/g6 pool whatever its position.
+    affinity = f"""  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [{{key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [{first}]}}]
+        - matchExpressions: [{{key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [{second}]}}]
+"""
+    assert _fit(GPU_POOL, pod(tolerations=TOLERATES, affinity=affinity)).fits
+
+
 def test_cpu_pool_has_no_gpu_instance_types() -> None:
     f = _fit(CPU_POOL, pod())
     (r,) = f.reasons

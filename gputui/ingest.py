@@ -194,7 +194,8 @@ POD_SPEC_KEEP = ("nodeName", "nodeSelector", "tolerations", "priorityClassName",
                  "serviceAccountName")
 POD_STATUS_KEEP = ("phase", "reason", "message", "nominatedNodeName", "startTime", "hostIP", "podIP",
                    "qosClass")
-CONTAINER_KEEP = ("name", "image", "resources")
+CONTAINER_KEEP = ("name", "image", "resources", "restartPolicy")
+"""`restartPolicy: Always` on an init container makes it a sidecar: its requests add up, not max."""
 POD_SPEC_READ = ("affinity", "containers", "initContainers")
 """Read by `pod` besides the kept keys (affinity is kept only while unscheduled)."""
 POD_STATUS_READ = ("conditions", "containerStatuses", "initContainerStatuses")
@@ -415,7 +416,8 @@ def _container_state(cs: Mapping[str, Any]) -> ContainerState:
 
 def pod_resources(spec: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, float],
                                                      tuple[tuple[str, dict[str, float], dict[str, float]], ...]]:
-    """Effective requests/limits the scheduler uses: max(each init container, sum of app containers) + overhead.
+    """Effective requests/limits the scheduler uses: max(each init container with the sidecars started before
+    it, app containers + all sidecars) + overhead. Sidecars are init containers with `restartPolicy: Always`.
 
     A container that sets only a limit for an extended resource gets request == limit (API defaulting).
     """
@@ -435,6 +437,8 @@ def pod_resources(spec: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, 
             req_sum[k] = req_sum.get(k, 0.0) + v
         for k, v in lim.items():
             lim_sum[k] = lim_sum.get(k, 0.0) + v
+    sidecars: dict[str, float] = {}
+    init_peak: dict[str, float] = {}
     for c in _list(spec.get("initContainers")):
         if not isinstance(c, Mapping):
             continue
@@ -443,8 +447,18 @@ def pod_resources(spec: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, 
         req = resources(res.get("requests"))
         for k, v in lim.items():
             req.setdefault(k, v)
-        for k, v in req.items():
-            req_sum[k] = max(req_sum.get(k, 0.0), v)
+        if c.get("restartPolicy") == "Always":  # a sidecar: runs on beside everything after it
+            for k, v in req.items():
+                sidecars[k] = sidecars.get(k, 0.0) + v
+            running = dict(sidecars)
+        else:
+            running = {k: req.get(k, 0.0) + sidecars.get(k, 0.0) for k in {*req, *sidecars}}
+        for k, v in running.items():
+            init_peak[k] = max(init_peak.get(k, 0.0), v)
+    for k, v in sidecars.items():
+        req_sum[k] = req_sum.get(k, 0.0) + v
+    for k, v in init_peak.items():
+        req_sum[k] = max(req_sum.get(k, 0.0), v)
     for k, v in resources(spec.get("overhead")).items():
         req_sum[k] = req_sum.get(k, 0.0) + v
     return req_sum, lim_sum, tuple(per)

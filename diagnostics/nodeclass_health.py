@@ -280,14 +280,12 @@ def selector_finding(snap: Snapshot, failure: SelectorFailure, extra: Sequence[E
              + (": " + ", ".join(impact) if impact else ""))
     commands = describe_commands(failure.selector, terms)
     tag_hint = next((t.get("tags") for t in terms if t.get("tags")), None)
-    if failure.selector == "subnets" and tag_hint:
-        k, v = next(iter(tag_hint.items()))
-        commands.append(f"aws ec2 create-tags --resources <subnet-id> --tags Key={shlex.quote(str(k))},"
-                        f"Value={shlex.quote(str(v))}")
-    elif tag_hint:
-        k, v = next(iter(tag_hint.items()))
-        commands.append(f"aws ec2 create-tags --resources <security-group-id> --tags Key={shlex.quote(str(k))},"
-                        f"Value={shlex.quote(str(v))}")
+    if tag_hint:
+        # Every tag of the term must match: tagging with the first one alone changes nothing.
+        tags = " ".join(f"Key={shlex.quote(str(k))},Value={shlex.quote('<any>' if str(v) == '*' else str(v))}"
+                        for k, v in tag_hint.items())
+        what = "<subnet-id>" if failure.selector == "subnets" else "<security-group-id>"
+        commands.append(f"aws ec2 create-tags --resources {what} --tags {tags}")
     commands.append(f"kubectl edit ec2nodeclass {nc.name}")
     commands.append(f"kubectl get ec2nodeclass {nc.name} -o jsonpath='{{.{status_field}}}'")
     remediation = Remediation(

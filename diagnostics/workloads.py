@@ -134,8 +134,9 @@ def toleration_commands(pod: Pod, taints: Iterable[Taint]) -> tuple[str, ...]:
     merged = existing + [t for t in new if t not in existing]
     ns = wl.namespace
     if wl.kind == "Pod":
-        # Adding tolerations to a live pod is allowed (only additions are); nothing recreates it.
-        ops = [{"op": "add", "path": "/spec/tolerations/-", "value": t} for t in new] if existing else \
+        # Adding tolerations to a live pod is allowed (only additions are); nothing recreates it. Its list
+        # includes the not-ready/unreachable ones the API server added: append, never replace (refused).
+        ops = [{"op": "add", "path": "/spec/tolerations/-", "value": t} for t in new] if pod.tolerations else \
             [{"op": "add", "path": "/spec/tolerations", "value": new}]
         return (f"kubectl -n {ns} patch pod {wl.name} --type=json -p '{json.dumps(ops, separators=(',', ':'))}'",)
     if wl.immutable:

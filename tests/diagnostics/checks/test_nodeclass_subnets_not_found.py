@@ -137,6 +137,17 @@ def test_fails_with_selector_pools_and_waiting_pods() -> None:
     assert ObjectRef("NodePool", "default") not in f.related
 
 
+def test_the_tag_command_carries_every_tag_of_the_term() -> None:
+    # All tags of a term must match: tagging a subnet with the first one alone changes nothing.
+    two = NODECLASS.replace("  - tags: {karpenter.sh/discovery: prod-cluster}\n  securityGroupSelectorTerms:",
+                            "  - tags: {karpenter.sh/discovery: prod-cluster, network-tier: private-gpu}\n"
+                            "  securityGroupSelectorTerms:")
+    assert two != NODECLASS
+    (f,) = run(snapshot(two, NODEPOOLS, POD), only=["nodeclass-subnets-not-found"]).results[0].findings
+    assert ("aws ec2 create-tags --resources <subnet-id> --tags Key=karpenter.sh/discovery,Value=prod-cluster "
+            "Key=network-tier,Value=private-gpu") in f.remediation.commands
+
+
 def test_nodeclaims_unreadable_still_explains_the_symptom() -> None:
     snap = snapshot(NODECLASS, NODEPOOLS, POD, sources={"nodeclaims": SourceState.FORBIDDEN})
     (result,) = run(snap, only=["nodeclass-subnets-not-found"]).results

@@ -155,6 +155,15 @@ def test_job_owned_pod_is_told_to_recreate_and_cronjob_to_patch_its_template() -
 def test_bare_pod_gets_a_pod_patch() -> None:
     (f,) = _run(*POOLS, pod("scratch", owner="")).findings
     assert any(c.startswith("kubectl -n ml patch pod scratch --type=json") for c in f.remediation.commands)
+    # A real pod carries the not-ready/unreachable tolerations the API server added: the patch must
+    # append (replacing the list is refused: "existing toleration can not be modified").
+    defaults = ("  tolerations:\n"
+                "  - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}\n"
+                "  - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, "
+                "tolerationSeconds: 300}\n")
+    (g,) = _run(*POOLS, pod("scratch", owner="", tolerations=defaults)).findings
+    patch = next(c for c in g.remediation.commands if "patch pod scratch" in c)
+    assert '"path":"/spec/tolerations/-"' in patch and '"path":"/spec/tolerations",' not in patch
 
 
 def test_custom_scheduler_pod_not_yet_marked_is_left_alone() -> None:

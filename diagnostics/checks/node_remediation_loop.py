@@ -439,8 +439,9 @@ def _pool_finding(snap: Snapshot, pl: PoolLoop) -> Finding:
               f"{len(gpu_pods)} of them GPU pods holding {sum(p.gpus for p in gpu_pods):g} GPUs")
     commands = [f"kubectl get nodeclaims -l karpenter.sh/nodepool={pl.pool} -o wide",
                 f"kubectl get nodes -l karpenter.sh/nodepool={pl.pool} "
-                f"-o custom-columns=NAME:.metadata.name,TYPE:.metadata.labels.node\\.kubernetes\\.io/instance-type,"
-                f"AGE:.metadata.creationTimestamp",
+                # Quoted: unquoted, the shell eats the backslashes and TYPE always shows <none>.
+                f"-o 'custom-columns=NAME:.metadata.name,TYPE:.metadata.labels.node\\.kubernetes\\.io/instance-type,"
+                f"AGE:.metadata.creationTimestamp'",
                 "kubectl get events -A --field-selector reason=DisruptionTerminating --sort-by=.lastTimestamp"]
     top_type = next((t for t, _ in types.most_common() if t != "unknown"), "")
     if top_type and types[top_type] >= MIN_REPLACEMENTS:

@@ -125,7 +125,9 @@ def _finding(snap: Snapshot, claim: NodeClaim, node: Node | None, init: dict[str
         text = (f"{name} registered but its kubelet is not Ready: usually the CNI (aws-node / VPC CNI) or the "
                 f"container runtime is not up. Check the node's Ready message and the pods on it.")
         commands += [f"kubectl get pods -A -o wide --field-selector spec.nodeName={name}",
-                     "kubectl -n kube-system logs -l k8s-app=aws-node --tail=50"]
+                     # This node's aws-node pod, not a tail of every node's.
+                     f"kubectl -n kube-system logs -c aws-node --tail=50 $(kubectl -n kube-system get pod "
+                     f"-l k8s-app=aws-node --field-selector spec.nodeName={name} -o name)"]
     elif reason == "DRADriverPoolsNotPublished":
         m = _DRA_RE.search(message)
         driver = m.group(1) if m else "?"

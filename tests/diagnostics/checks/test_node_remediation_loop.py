@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from collections.abc import Callable
 
 from diagnostics import CheckStatus, ObjectRef, Report, Severity, run
@@ -209,6 +211,9 @@ def test_nodepool_whose_nodes_keep_being_repaired_is_a_loop() -> None:
     assert f.severity is Severity.ERROR
     # Two victims are gone (only their events remain), so the title does not guess their shape.
     assert f.title == "NodePool inference: 3 nodes replaced as Unhealthy in the last 1h20m: node repair is looping"
+    # The custom-columns argument is quoted: unquoted, the shell eats its backslashes (TYPE shows <none>).
+    columns = next(c for c in f.remediation.commands if "custom-columns" in c)
+    assert r"TYPE:.metadata.labels.node\.kubernetes\.io/instance-type" in shlex.split(columns)[-1]
     by_subject = {(str(e.subject), e.path): e for e in f.evidence}
     gone = by_subject[("nodeclaim/inference-a4k7p", "event Normal/DisruptionTerminating")]
     assert gone.value == "Disrupting NodeClaim: Unhealthy"

@@ -86,6 +86,9 @@ def test_not_ready_node_is_a_warning_while_young() -> None:
     assert f.severity is Severity.WARNING
     assert "NodeNotReady - the node never became Ready (container runtime network not ready" in f.title
     assert any(e.path == "status.conditions[Ready]" and e.value["reason"] == "KubeletNotReady" for e in f.evidence)
+    # The CNI log of this node's aws-node pod, not a tail of every node's.
+    logs = next(c for c in f.remediation.commands if "logs" in c and "aws-node" in c)
+    assert "--field-selector spec.nodeName=" in logs and "-c aws-node" in logs
 
 
 def test_gpu_resource_not_registered_is_left_to_gpu_not_advertised() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 
 from diagnostics.matching import node_matches
@@ -17,8 +18,14 @@ OPERATOR_HINTS = ("nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset
                   "nvidia-operator-validator", "gpu-feature-discovery")
 
 
+_NOT_ACCELERATOR = ("efa", "sriov", "rdma")
+"""Device plugins that own network devices, not GPUs (aws-efa-k8s-device-plugin's image name included)."""
+
+
 def _matches(ds: DaemonSet, hints: Iterable[str]) -> bool:
     name = ds.meta.name.lower()
+    if any(x in name for x in _NOT_ACCELERATOR):
+        return False
     app = (ds.meta.labels.get("app") or ds.meta.labels.get("app.kubernetes.io/name") or "").lower()
     images = " ".join(ds.images).lower()
     return any(h in name or h in app for h in hints) or ("k8s-device-plugin" in images)
@@ -129,23 +136,25 @@ def device_plugin_diagnosis(snap: Snapshot, node: Node) -> tuple[str, list[Evide
                 if c and c.message:
                     ev.append(Evidence.field(pod.ref, "state.waiting.message", c.message[:300]))
             continue
-        if blocked:
-            causes.append(f"{ds.meta.name} does not tolerate taint {blocked[0]}")
-            ev.append(Evidence.field(node.ref, "spec.taints", [str(t) for t in blocked],
-                                     note=f"not tolerated by DaemonSet {ds.meta.namespace}/{ds.meta.name}"))
-            ev.append(Evidence.field(ref, "spec.template.spec.tolerations",
-                                     [_tol(t) for t in ds.tolerations] or "none"))
-            commands.append(f"kubectl -n {ds.meta.namespace} patch daemonset {ds.meta.name} --type=json "
-                            f"-p '[{{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations/-\","
-                            f"\"value\":{{\"key\":\"{blocked[0].key}\",\"operator\":\"Exists\","
-                            f"\"effect\":\"{blocked[0].effect}\"}}}}]'")
-        elif not selects:
+        if not selects:  # a DaemonSet that never targets the node: its tolerations do not matter
             missing = {k: v for k, v in ds.node_selector.items() if node.labels.get(k) != v}
             causes.append(f"{ds.meta.name} nodeSelector/affinity does not match the node"
                           + (f" (needs {', '.join(f'{k}={v}' for k, v in missing.items())})" if missing else ""))
             ev.append(Evidence.field(ref, "spec.template.spec.nodeSelector", dict(ds.node_selector) or "affinity",
                                      note="node labels do not match"))
             commands.append(f"kubectl get node {node.name} --show-labels")
+        elif blocked:
+            causes.append(f"{ds.meta.name} does not tolerate taint {blocked[0]}")
+            ev.append(Evidence.field(node.ref, "spec.taints", [str(t) for t in blocked],
+                                     note=f"not tolerated by DaemonSet {ds.meta.namespace}/{ds.meta.name}"))
+            ev.append(Evidence.field(ref, "spec.template.spec.tolerations",
+                                     [_tol(t) for t in ds.tolerations] or "none"))
+            toleration = {"key": blocked[0].key, "operator": "Exists", "effect": blocked[0].effect}
+            # Appending to a list that does not exist fails ("doc is missing path"): create it then.
+            op = ({"op": "add", "path": "/spec/template/spec/tolerations/-", "value": toleration} if ds.tolerations
+                  else {"op": "add", "path": "/spec/template/spec/tolerations", "value": [toleration]})
+            commands.append(f"kubectl -n {ds.meta.namespace} patch daemonset {ds.meta.name} --type=json "
+                            f"-p '{json.dumps([op], separators=(',', ':'))}'")
         elif pods_known and not snap.status("pods").partial:
             causes.append(f"{ds.meta.name} should run here but has no pod on the node")
             ev.append(Evidence.absence(ref, f"pod of {ds.meta.name} on {node.name}",

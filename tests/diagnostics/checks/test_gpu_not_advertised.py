@@ -118,6 +118,30 @@ def test_crashlooping_plugin_is_named() -> None:
                f.remediation.commands)
 
 
+def test_the_efa_plugin_is_not_patched_and_a_plugin_without_tolerations_gets_a_list() -> None:
+    # aws-efa-k8s-device-plugin's image contains "k8s-device-plugin" but it owns EFA devices, not GPUs.
+    efa = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: aws-efa-k8s-device-plugin-daemonset, namespace: kube-system}
+spec:
+  selector: {matchLabels: {name: aws-efa-k8s-device-plugin}}
+  template:
+    spec:
+      nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+      containers:
+      - {name: efa, image: 602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.6}
+status: {desiredNumberScheduled: 2, numberReady: 2}
+"""
+    bare = PLUGIN.replace("      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n", "")
+    assert bare != PLUGIN
+    (f,) = run(snapshot(NODE, CLAIM, bare, efa), only=["gpu-not-advertised"]).results[0].findings
+    assert not any("aws-efa" in c for c in f.remediation.commands)
+    patch = next(c for c in f.remediation.commands if "patch daemonset nvidia-device-plugin-daemonset" in c)
+    # No tolerations yet: "add .../tolerations/-" would fail with "doc is missing path".
+    assert '"path":"/spec/template/spec/tolerations","value":[{' in patch
+
+
 def test_skipped_when_nodes_are_forbidden() -> None:
     (result,) = run(snapshot(NODE, sources={"nodes": SourceState.FORBIDDEN}), only=["gpu-not-advertised"]).results
     assert result.status is CheckStatus.SKIPPED

@@ -129,8 +129,10 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, troubles: list
         commands.append(f"aws ec2 describe-instance-status --instance-ids {iid} --include-all-instances")
         if not_ready:
             commands.append(f"aws ec2 get-console-output --instance-id {iid} --latest --output text")
+    # A kubelet that is down never confirms its pods are gone: without these the drain waits forever.
+    wait = " --skip-wait-for-delete-timeout=60 --timeout=10m" if not_ready and not node.ready else ""
     commands += [f"kubectl cordon {node.name}",
-                 f"kubectl drain {node.name} --ignore-daemonsets --delete-emptydir-data"]
+                 f"kubectl drain {node.name} --ignore-daemonsets --delete-emptydir-data{wait}"]
     if claim is not None:
         commands.append(f"kubectl delete nodeclaim {claim.name}")
     elif iid:

@@ -109,8 +109,11 @@ def device_plugin_diagnosis(snap: Snapshot, node: Node) -> tuple[str, list[Evide
         return ("no NVIDIA device plugin or GPU Operator DaemonSet in the cluster",
                 [Evidence.absence(None, "DaemonSets matching nvidia-device-plugin / gpu-operator",
                                   note="nothing registers nvidia.com/gpu with the kubelet")],
-                ("helm upgrade --install nvdp nvdp/nvidia-device-plugin -n kube-system "
-                 "--set-json 'tolerations=[{\"operator\":\"Exists\"}]'",))
+                # The repo first (else "repo nvdp not found"); gfd.enabled labels the nodes the chart's
+                # default affinity requires (nvidia.com/gpu.present / NFD's pci-10de), or it runs nowhere.
+                ("helm repo add nvdp https://nvidia.github.io/k8s-device-plugin && helm repo update",
+                 "helm upgrade --install nvdp nvdp/nvidia-device-plugin -n kube-system --set gfd.enabled=true "
+                 "--set-json 'tolerations=[{\"operator\":\"Exists\"}]'"))
     ev: list[Evidence] = []
     causes: list[str] = []
     commands: list[str] = []

@@ -123,7 +123,7 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, troubles: list
     commands = [f"kubectl describe node {node.name}"]
     if not not_ready or node.ready:
         commands.insert(0, f"gputui debug node/{node.name}")
-    commands.append(f"kubectl get events --field-selector involvedObject.kind=Node,involvedObject.name={node.name} "
+    commands.append(f"kubectl get events -A --field-selector involvedObject.kind=Node,involvedObject.name={node.name} "
                     f"--sort-by=.lastTimestamp")
     if iid:
         commands.append(f"aws ec2 describe-instance-status --instance-ids {iid} --include-all-instances")

@@ -334,7 +334,7 @@ def _node_finding(snap: Snapshot, loop: NodeLoop, node: Node | None) -> Finding:
             ev.append(Evidence.field(ref, "metadata.labels[nvidia.com/mig.config.state]", mig,
                                      note="the GPU Operator MIG manager reboots nodes to apply MIG layouts"))
 
-    commands = [f"kubectl get events --field-selector involvedObject.kind=Node,involvedObject.name={loop.node} "
+    commands = [f"kubectl get events -A --field-selector involvedObject.kind=Node,involvedObject.name={loop.node} "
                 f"--sort-by=.lastTimestamp"]
     if node is None:
         text = (f"{loop.node} {' and '.join(what)} in {span} and is gone now. Check whether its replacement "

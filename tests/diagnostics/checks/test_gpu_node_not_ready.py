@@ -110,6 +110,8 @@ def test_unreachable_gpu_node_without_gpu_pods_is_an_error() -> None:
     assert "aws ec2 describe-instance-status --instance-ids i-0123abcd4567ef890 --include-all-instances" in cmds
     assert not any(c.startswith("gputui debug") for c in cmds)  # a debug pod cannot start on it
     # Its kubelet will never confirm the pods are gone: the drain must not wait forever.
+    # Node events live in "default", not the context's namespace.
+    assert any(c.startswith("kubectl get events -A --field-selector involvedObject.kind=Node") for c in cmds)
     drain = next(c for c in cmds if c.startswith("kubectl drain"))
     assert "--skip-wait-for-delete-timeout=60" in drain and "--timeout=10m" in drain
 

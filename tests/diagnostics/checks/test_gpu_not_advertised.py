@@ -168,6 +168,10 @@ def test_bottlerocket_host_plugin_is_not_told_to_install_a_daemonset() -> None:
     al2023 = node.replace("Bottlerocket OS 1.44.0 (aws-k8s-1.33-nvidia)", "Amazon Linux 2023.8.20250715")
     (result,) = run(snapshot(al2023, CLAIM), only=["gpu-not-advertised"]).results
     assert "no NVIDIA device plugin or GPU Operator DaemonSet" in result.findings[0].title
+    # The chart's repo is added first, and GFD labels the nodes the chart's default affinity wants.
+    cmds = result.findings[0].remediation.commands
+    assert cmds[0].startswith("helm repo add nvdp https://nvidia.github.io/k8s-device-plugin")
+    assert "--set gfd.enabled=true" in cmds[1]
 
 
 def test_eks_auto_mode_node_is_a_host_plugin_too() -> None:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from diagnostics.metric_facts import NODEPOOL_USAGE, Sample, facts_for, is_accelerator_type, metric_evidence
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
+from diagnostics.pod_fit import LIMIT, fit_pool
 from diagnostics.records import is_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
@@ -69,7 +70,9 @@ def nodepool_near_gpu_limit(snap: Snapshot) -> Iterator[Finding | int]:
             ev.append(metric_evidence(ref, limit_s, f"{resource} limit", round(limit_s.value, 3)))
         else:
             ev.append(Evidence.field(ref, f"spec.limits[{resource}]", limit, note="no limit gauge; from the NodePool"))
-        pending = [p.ref for p in snap.index.pending_gpu_pods][:20]
+        # The pending GPU pods this pool would serve but for its limits, not every pending pod in the cluster.
+        pending = [p.ref for p in snap.index.pending_gpu_pods
+                   if np is not None and fit_pool(snap, p, np).kinds <= {LIMIT}][:20]
         reached = ratio >= 1
         new_limit = math.ceil(max(limit * 1.5, used.value + 8))
         yield Finding(

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from diagnostics import CheckStatus, ObjectRef, Report, Severity
 from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
+from tests.prometheus.datasets import CLUSTER
 
 
 def test_fails_near_the_limit_with_current_metric_names(diagnose: Callable[..., Report]) -> None:
@@ -30,6 +31,24 @@ def test_fails_at_the_limit_with_older_metric_names(diagnose: Callable[..., Repo
     (f,) = result.findings
     assert f.title == "NodePool gpu-ondemand has reached its nvidia.com/gpu limit: 21 of 21 (100%); 1 GPU pod pending"
     assert ObjectRef("Pod", "finetune-big-0", "ml") in f.related
+
+
+def test_pending_pods_of_other_pools_are_not_counted(diagnose: Callable[..., Report]) -> None:
+    # A spot-only pod waits for gpu-spot (with room): it is not gpu-ondemand's limit's doing.
+    spot_pod = """
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: spot-infer-0, namespace: ml}
+spec:
+  nodeSelector: {karpenter.sh/capacity-type: spot}
+  containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+status: {phase: Pending}
+"""
+    (result,) = diagnose("nodepool-near-gpu-limit", "legacy", CLUSTER + spot_pod).results
+    (f,) = result.findings
+    assert f.title.endswith("(100%); 1 GPU pod pending")
+    assert ObjectRef("Pod", "spot-infer-0", "ml") not in f.related
 
 
 def test_passes_with_headroom(diagnose: Callable[..., Report]) -> None:

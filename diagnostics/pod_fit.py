@@ -114,10 +114,26 @@ class NodeFit:
 
 # --- pod side -------------------------------------------------------------------------------------
 
+NORMALIZED_LABELS = {
+    "beta.kubernetes.io/arch": "kubernetes.io/arch",
+    "beta.kubernetes.io/os": "kubernetes.io/os",
+    "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+}
+"""Karpenter's NormalizedLabels: a pod selecting a deprecated key is matched as the stable one."""
+
+
+def _normalized(r: Requirement) -> Requirement:
+    key = NORMALIZED_LABELS.get(r.key)
+    return r if key is None else Requirement(key, r.operator, r.values, r.min_values)
+
+
 def pod_terms(pod: Pod) -> list[tuple[Requirement, ...]]:
-    """The pod's node requirements as ORed terms: nodeSelector ANDed into each required affinity term."""
-    selector = tuple(Requirement(k, "In", (v,)) for k, v in pod.node_selector.items())
-    terms = [selector + tuple(t) for t in pod.required_affinity]
+    """The pod's node requirements as ORed terms: nodeSelector ANDed into each required affinity term
+    (deprecated label keys as Karpenter normalizes them)."""
+    selector = tuple(_normalized(Requirement(k, "In", (v,))) for k, v in pod.node_selector.items())
+    terms = [selector + tuple(_normalized(r) for r in t) for t in pod.required_affinity]
     return terms or [selector]
 
 

@@ -87,6 +87,18 @@ def test_ored_affinity_terms_fit_when_any_term_does(first: str, second: str) -> 
     assert _fit(GPU_POOL, pod(tolerations=TOLERATES, affinity=affinity)).fits
 
 
+def test_deprecated_label_keys_are_matched_as_karpenter_normalizes_them() -> None:
+    # beta.kubernetes.io/arch is kubernetes.io/arch to Karpenter: arm64 conflicts with an amd64 pool.
+    amd64 = GPU_POOL.replace("      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6, g6e]}\n",
+                             "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6, g6e]}\n"
+                             "      - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n")
+    assert amd64 != GPU_POOL
+    beta = _fit(amd64, pod(tolerations=TOLERATES, node_selector="  nodeSelector: {beta.kubernetes.io/arch: arm64}\n"))
+    assert beta.kinds == {REQUIREMENTS} and "kubernetes.io/arch" in beta.reasons[0].text
+    assert _fit(amd64, pod(tolerations=TOLERATES,
+                           node_selector="  nodeSelector: {beta.kubernetes.io/arch: amd64}\n")).fits
+
+
 def test_cpu_pool_has_no_gpu_instance_types() -> None:
     f = _fit(CPU_POOL, pod())
     (r,) = f.reasons

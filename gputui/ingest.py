@@ -169,14 +169,20 @@ def tolerations(raw: Any) -> tuple[Toleration, ...]:
                  for t in _list(raw) if isinstance(t, Mapping))
 
 
+_INCLUSIVE = {"Gte": ("Gt", -1), "Lte": ("Lt", 1)}
+"""Karpenter v1.9+ NodePool operators on integer labels, read as the Gt/Lt every check knows (Gte 1 = Gt 0)."""
+
+
 def requirements(raw: Any) -> tuple[Requirement, ...]:
     out = []
     for r in _list(raw):
         if isinstance(r, Mapping) and r.get("key"):
             mv = r.get("minValues")
-            out.append(Requirement(_s(r.get("key")), _s(r.get("operator")),
-                                   tuple(_s(v) for v in _list(r.get("values"))),
-                                   int(mv) if isinstance(mv, int) else None))
+            op, values = _s(r.get("operator")), tuple(_s(v) for v in _list(r.get("values")))
+            if op in _INCLUSIVE and len(values) == 1 and values[0].lstrip("-").isdigit():
+                op, shift = _INCLUSIVE[op]
+                values = (str(int(values[0]) + shift),)
+            out.append(Requirement(_s(r.get("key")), op, values, int(mv) if isinstance(mv, int) else None))
     return tuple(out)
 
 

@@ -99,6 +99,16 @@ def test_deprecated_label_keys_are_matched_as_karpenter_normalizes_them() -> Non
                            node_selector="  nodeSelector: {beta.kubernetes.io/arch: amd64}\n")).fits
 
 
+@pytest.mark.parametrize("op, value", [("Gte", "1"), ("Gt", "0")])
+def test_gte_requirements_of_newer_karpenter_admit_gpu_types(op: str, value: str) -> None:
+    # Karpenter v1.9+ accepts Gte/Lte: "instance-gpu-count Gte 1" is a GPU pool, not one with no GPU type.
+    pool = GPU_POOL.replace(
+        "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6, g6e]}\n",
+        f"      - {{key: karpenter.k8s.aws/instance-gpu-count, operator: {op}, values: ['{value}']}}\n")
+    assert pool != GPU_POOL
+    assert _fit(pool, pod(tolerations=TOLERATES)).fits
+
+
 def test_cpu_pool_has_no_gpu_instance_types() -> None:
     f = _fit(CPU_POOL, pod())
     (r,) = f.reasons

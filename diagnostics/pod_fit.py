@@ -483,9 +483,16 @@ def fit_node(snap: Snapshot, pod: Pod, node: Node) -> NodeFit | None:
         return None
     if any(is_lifecycle_taint(t) and t.effect in BLOCKING_EFFECTS for t in node.taints):
         return None
+    startup = _startup_taints(snap, node)
+    if any((t.key, t.effect) in startup for t in node.taints):
+        return None  # still initializing (its startup taint is removed by an agent): not a toleration's fix
     used = used_by_node(snap).get(node.name, {})
     for res, need in pod.requests.items():
-        if need <= 0 or (res not in want and res not in node.allocatable):
+        if need <= 0:
+            continue
+        if res not in node.allocatable:
+            if "/" in res:
+                return None  # an extended resource the node does not have (EFA...): 0 available
             continue
         if node.allocatable.get(res, 0.0) - used.get(res, 0.0) < need:
             return None
@@ -498,6 +505,17 @@ def fit_node(snap: Snapshot, pod: Pod, node: Node) -> NodeFit | None:
     if not node_matches(pod.node_selector, pod.required_affinity, node.labels):
         reasons.append(FitReason(REQUIREMENTS, "nodeSelector/affinity does not match its labels"))
     return NodeFit(node, tuple(reasons))
+
+
+def _startup_taints(snap: Snapshot, node: Node) -> set[tuple[str, str]]:
+    """(key, effect) of the startupTaints of the node's NodePool and NodeClaim."""
+    out: set[tuple[str, str]] = set()
+    pool = snap.index.nodepool.get(node.nodepool) if node.nodepool else None
+    claim = snap.index.nodeclaim_by_node.get(node.name)
+    for owner in (pool, claim):
+        for t in getattr(owner, "startup_taints", ()) or ():
+            out.add((t.key, t.effect))
+    return out
 
 
 def accelerator_nodes(snap: Snapshot) -> list[Node]:
@@ -641,13 +659,16 @@ def fit_nodes(snap: Snapshot, pod: Pod, shape: Shape | None = None) -> list[Node
     else:
         used = used_by_node(snap)
         idx = snap.index
-        fits = [_NODE_FIT.get(idx, (shape, id(n)), (n, used.get(n.name)), lambda: fit_node(snap, pod, n))
+        fits = [_NODE_FIT.get(idx, (shape, id(n)),
+                              (n, used.get(n.name), idx.nodepool.get(n.nodepool), idx.nodeclaim_by_node.get(n.name)),
+                              lambda: fit_node(snap, pod, n))
                 for n in (nodes[i] for i in sorted(candidates or ()))]
     return [f for f in fits if f is not None]
 
 
 _NODE_FIT: Generations[NodeFit | None] = Generations()
-"""fit_node by (pod shape, node): it reads the node, the requests on it (used_by_node) and the shape's fields."""
+"""fit_node by (pod shape, node): it reads the node, the requests on it (used_by_node), its NodePool and
+NodeClaim (startup taints) and the shape's fields."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -695,7 +716,9 @@ def _candidate(free: _FreeIndex, i: int, want: Mapping[str, float]) -> bool:
 
 def _verdict(snap: Snapshot, pod: Pod, shape: Shape, node: Node) -> NodeFit | None:
     used = used_by_node(snap)
-    return _NODE_FIT.get(snap.index, (shape, id(node)), (node, used.get(node.name)),
+    idx = snap.index
+    owners = (idx.nodepool.get(node.nodepool), idx.nodeclaim_by_node.get(node.name))
+    return _NODE_FIT.get(idx, (shape, id(node)), (node, used.get(node.name), *owners),
                          lambda: fit_node(snap, pod, node))
 
 

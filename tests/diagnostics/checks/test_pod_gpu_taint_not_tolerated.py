@@ -184,3 +184,41 @@ def test_skipped_when_pods_are_forbidden() -> None:
     result = _run(*POOLS, POD, sources={"pods": SourceState.FORBIDDEN})
     assert result.status is CheckStatus.SKIPPED
     assert "pods: forbidden" in result.reason
+
+
+def _gpu_node(taints: str, allocatable: str = 'nvidia.com/gpu: "1"') -> str:
+    return f"""
+apiVersion: v1
+kind: Node
+metadata:
+  name: ip-10-0-12-34.ec2.internal
+  labels: {{karpenter.sh/nodepool: gpu, node.kubernetes.io/instance-type: g5.xlarge}}
+spec:
+  taints: [{taints}]
+status:
+  conditions: [{{type: Ready, status: "True", reason: KubeletReady}}]
+  capacity: {{cpu: "4", memory: 16Gi, pods: "58", {allocatable}}}
+  allocatable: {{cpu: "4", memory: 16Gi, pods: "58", {allocatable}}}
+"""
+
+
+def test_a_node_still_carrying_its_pools_startup_taint_is_no_candidate() -> None:
+    # Pods need not tolerate startupTaints: an agent removes them when the node is ready. A GPU node that
+    # still has one is initializing; telling the pod to tolerate it would be wrong.
+    at_limit = GPU_POOL.replace('nodes: "1", nvidia.com/gpu: "1"}', 'nodes: "1", nvidia.com/gpu: "16"}')
+    assert at_limit != GPU_POOL  # the pool cannot launch more: only the existing node could take the pod
+    node = _gpu_node("{key: nvidia.com/gpu, value: 'true', effect: NoSchedule}, "
+                     "{key: node.example.com/gpu-warmup, value: 'true', effect: NoSchedule}")
+    tolerates = "  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+    result = _run(at_limit, NODECLASS, node, pod("infer-0", tolerations=tolerates))
+    assert not any("gpu-warmup" in f.title for f in result.findings), [f.title for f in result.findings]
+
+
+def test_a_node_without_an_extended_resource_the_pod_asks_for_is_no_candidate() -> None:
+    # The pod also wants EFA; a GPU node without it cannot take the pod whatever it tolerates.
+    efa = pod("infer-0").replace('limits: {nvidia.com/gpu: "1"}',
+                                 'limits: {nvidia.com/gpu: "1", vpc.amazonaws.com/efa: "1"}')
+    assert "efa" in efa
+    node = _gpu_node("{key: dedicated, value: ml, effect: NoSchedule}")
+    result = _run(node, efa, sources={"nodepools": SourceState.ABSENT})
+    assert not any("dedicated=ml" in f.title for f in result.findings), [f.title for f in result.findings]

@@ -193,6 +193,8 @@ def _bounds(reqs: Iterable[Requirement]) -> tuple[int | None, int | None]:
 def requirement_conflict(req: Requirement, pool_reqs: Iterable[Requirement], labels: Mapping[str, str]) -> str:
     """Why a pod requirement cannot hold on any node of the pool ('' if it can). Karpenter's semantics."""
     key = req.key
+    if key.startswith("field:"):
+        return f"matchFields ({key[len('field:'):]}) pins the pod to existing nodes: Karpenter ignores such pods"
     if key in labels:
         if requirement_matches(req, {key: labels[key]}):
             return ""
@@ -502,7 +504,8 @@ def fit_node(snap: Snapshot, pod: Pod, node: Node) -> NodeFit | None:
         reasons.append(FitReason(TAINT, "taint " + ", ".join(str(t) for t in blocked) + " not tolerated",
                                  (Evidence.field(node.ref, "spec.taints", [str(t) for t in blocked]),),
                                  taints=tuple(blocked)))
-    if not node_matches(pod.node_selector, pod.required_affinity, node.labels):
+    fields = {**node.labels, "field:metadata.name": node.name}  # matchFields pin by name
+    if not node_matches(pod.node_selector, pod.required_affinity, fields):
         reasons.append(FitReason(REQUIREMENTS, "nodeSelector/affinity does not match its labels"))
     return NodeFit(node, tuple(reasons))
 

@@ -186,11 +186,22 @@ def requirements(raw: Any) -> tuple[Requirement, ...]:
     return tuple(out)
 
 
+FIELD_PREFIX = "field:"
+"""matchFields requirements (only `metadata.name`) are kept as `field:metadata.name`: they pin a pod to a
+node by name, and Karpenter ignores pods that use them."""
+
+
 def required_affinity(spec: Mapping[str, Any]) -> tuple[tuple[Requirement, ...], ...]:
     na = _map(_map(spec.get("affinity")).get("nodeAffinity"))
     req = _map(na.get("requiredDuringSchedulingIgnoredDuringExecution"))
-    return tuple(requirements(term.get("matchExpressions")) for term in _list(req.get("nodeSelectorTerms"))
-                 if isinstance(term, Mapping))
+    out = []
+    for term in _list(req.get("nodeSelectorTerms")):
+        if not isinstance(term, Mapping):
+            continue
+        fields = tuple(Requirement(FIELD_PREFIX + r.key, r.operator, r.values)
+                       for r in requirements(term.get("matchFields")))
+        out.append(requirements(term.get("matchExpressions")) + fields)
+    return tuple(out)
 
 
 # --- projection -----------------------------------------------------------------------------

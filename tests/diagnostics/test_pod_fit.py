@@ -174,3 +174,16 @@ def test_neuron_and_neuroncore() -> None:
 def test_mig_is_not_modeled() -> None:
     verdict = admits([], "nvidia.com/mig-1g.5gb", 1)
     assert not verdict.possible and "does not model" in verdict.reason
+
+
+def test_match_fields_pods_are_ignored_by_karpenter() -> None:
+    affinity = """  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchFields: [{key: metadata.name, operator: In, values: [ip-10-0-99-1.ec2.internal]}]
+"""
+    f = _fit(GPU_POOL, pod(tolerations=TOLERATES, affinity=affinity))
+    assert f.kinds == {REQUIREMENTS}
+    assert ("matchFields (metadata.name) pins the pod to existing nodes: Karpenter ignores such pods"
+            in f.reasons[0].text)

@@ -222,3 +222,16 @@ def test_a_node_without_an_extended_resource_the_pod_asks_for_is_no_candidate() 
     node = _gpu_node("{key: dedicated, value: ml, effect: NoSchedule}")
     result = _run(node, efa, sources={"nodepools": SourceState.ABSENT})
     assert not any("dedicated=ml" in f.title for f in result.findings), [f.title for f in result.findings]
+
+
+def test_a_pod_pinned_to_another_node_by_match_fields_is_not_told_to_tolerate_this_one() -> None:
+    # matchFields metadata.name pins the pod to ip-10-0-99-1; the tainted GPU node here is not it.
+    pinned = pod("infer-0", affinity="""  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchFields: [{key: metadata.name, operator: In, values: [ip-10-0-99-1.ec2.internal]}]
+""")
+    node = _gpu_node("{key: dedicated, value: ml, effect: NoSchedule}")
+    result = _run(node, pinned, sources={"nodepools": SourceState.ABSENT})
+    assert not any("dedicated=ml" in f.title for f in result.findings), [f.title for f in result.findings]

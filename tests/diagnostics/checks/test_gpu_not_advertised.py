@@ -5,6 +5,7 @@ from __future__ import annotations
 from diagnostics import CheckStatus, ObjectRef, Severity, run
 from diagnostics.snapshot import SourceState
 from tests.builders import snapshot
+from tests.diagnostics.checks.test_gpu_allocatable_below_capacity import EFA
 
 NODE = """
 apiVersion: v1
@@ -120,22 +121,9 @@ def test_crashlooping_plugin_is_named() -> None:
 
 def test_the_efa_plugin_is_not_patched_and_a_plugin_without_tolerations_gets_a_list() -> None:
     # aws-efa-k8s-device-plugin's image contains "k8s-device-plugin" but it owns EFA devices, not GPUs.
-    efa = """
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: aws-efa-k8s-device-plugin-daemonset, namespace: kube-system}
-spec:
-  selector: {matchLabels: {name: aws-efa-k8s-device-plugin}}
-  template:
-    spec:
-      nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
-      containers:
-      - {name: efa, image: 602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.6}
-status: {desiredNumberScheduled: 2, numberReady: 2}
-"""
     bare = PLUGIN.replace("      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n", "")
     assert bare != PLUGIN
-    (f,) = run(snapshot(NODE, CLAIM, bare, efa), only=["gpu-not-advertised"]).results[0].findings
+    (f,) = run(snapshot(NODE, CLAIM, bare, EFA), only=["gpu-not-advertised"]).results[0].findings
     assert not any("aws-efa" in c for c in f.remediation.commands)
     patch = next(c for c in f.remediation.commands if "patch daemonset nvidia-device-plugin-daemonset" in c)
     # No tolerations yet: "add .../tolerations/-" would fail with "doc is missing path".

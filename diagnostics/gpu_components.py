@@ -18,13 +18,13 @@ OPERATOR_HINTS = ("nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset
                   "nvidia-operator-validator", "gpu-feature-discovery")
 
 
-_NOT_ACCELERATOR = ("efa", "sriov", "rdma")
+NOT_ACCELERATOR_PLUGINS = ("efa", "sriov", "rdma")
 """Device plugins that own network devices, not GPUs (aws-efa-k8s-device-plugin's image name included)."""
 
 
 def _matches(ds: DaemonSet, hints: Iterable[str]) -> bool:
     name = ds.meta.name.lower()
-    if any(x in name for x in _NOT_ACCELERATOR):
+    if any(x in name for x in NOT_ACCELERATOR_PLUGINS):
         return False
     app = (ds.meta.labels.get("app") or ds.meta.labels.get("app.kubernetes.io/name") or "").lower()
     images = " ".join(ds.images).lower()

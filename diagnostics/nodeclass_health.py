@@ -201,6 +201,12 @@ def _filters(tags: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def tag_args(tags: Mapping[str, Any]) -> str:
+    """`aws ec2 create-tags --tags` arguments for every tag of a selector term (`*` = any value)."""
+    return " ".join(f"Key={shlex.quote(str(k))},Value={shlex.quote('<any>' if str(v) == '*' else str(v))}"
+                    for k, v in tags.items())
+
+
 def describe_commands(selector: Selector, terms: Iterable[Mapping[str, Any]]) -> list[str]:
     """One `aws ec2 describe-*` per selector term (terms are ORed, the fields of one term ANDed)."""
     cmd = "describe-subnets" if selector == "subnets" else "describe-security-groups"
@@ -282,8 +288,7 @@ def selector_finding(snap: Snapshot, failure: SelectorFailure, extra: Sequence[E
     tag_hint = next((t.get("tags") for t in terms if t.get("tags")), None)
     if tag_hint:
         # Every tag of the term must match: tagging with the first one alone changes nothing.
-        tags = " ".join(f"Key={shlex.quote(str(k))},Value={shlex.quote('<any>' if str(v) == '*' else str(v))}"
-                        for k, v in tag_hint.items())
+        tags = tag_args(tag_hint)
         what = "<subnet-id>" if failure.selector == "subnets" else "<security-group-id>"
         commands.append(f"aws ec2 create-tags --resources {what} --tags {tags}")
     commands.append(f"kubectl edit ec2nodeclass {nc.name}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator, Mapping, Sequence
 
 from diagnostics.aws_facts import (
@@ -19,7 +18,7 @@ from diagnostics.aws_facts import (
 )
 from diagnostics.gpu_pools import ZONE, pool_fits_pod
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.nodeclass_health import selector_failure
+from diagnostics.nodeclass_health import selector_failure, tag_args
 from diagnostics.records import NodeClass, NodePool, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
@@ -150,8 +149,7 @@ def _remediation(facts: AwsFacts | None, pool: NodePool, nc: NodeClass, missing:
                  candidates: Sequence[Subnet]) -> Remediation:
     region = f" --region {facts.region}" if facts is not None and facts.region else ""
     tags = next((t.get("tags") for t in nc.subnet_terms if t.get("tags")), None) or {}
-    tag_args = " ".join(f"Key={shlex.quote(str(k))},Value={shlex.quote('<any>' if str(v) == '*' else str(v))}"
-                        for k, v in tags.items())
+    tagged = tag_args(tags)
     commands: list[str] = []
     if missing:
         vpcs = sorted({s.vpc_id for s in candidates if s.vpc_id})
@@ -159,9 +157,9 @@ def _remediation(facts: AwsFacts | None, pool: NodePool, nc: NodeClass, missing:
         commands.append(f"aws ec2 describe-subnets{region} --filters Name=availability-zone,Values={','.join(missing)}"
                         f"{vpc} --query 'Subnets[].{{id:SubnetId,az:AvailabilityZone,vpc:VpcId,"
                         "freeIPs:AvailableIpAddressCount,tags:Tags}'")
-        if tag_args:
+        if tagged:
             target = candidates[0].id if candidates else f"<subnet-in-{missing[0]}>"
-            commands.append(f"aws ec2 create-tags{region} --resources {target} --tags {tag_args}")
+            commands.append(f"aws ec2 create-tags{region} --resources {target} --tags {tagged}")
     commands.append(f"kubectl edit nodepool {pool.name}")
     commands.append(f"kubectl get ec2nodeclass {nc.name} -o jsonpath='{{.status.subnets}}'")
     return Remediation(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator, Sequence
 
 from diagnostics.aws_facts import SUBNETS, AwsFacts, Subnet, aws_evidence, class_subnets, facts_for, launch_zones
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.nodeclass_health import pools_using, short
+from diagnostics.nodeclass_health import pools_using, short, tag_args
 from diagnostics.records import NodeClass, NodePool
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
@@ -135,16 +134,15 @@ def _ip_events(snap: Snapshot, pools: Sequence[NodePool]) -> list[Evidence]:
 def _remediation(facts: AwsFacts, s: Subnet, classes: Sequence[NodeClass]) -> Remediation:
     region = f" --region {facts.region}" if facts.region else ""
     tags = next((t.get("tags") for c in classes for t in c.subnet_terms if t.get("tags")), None) or {}
-    tag_args = " ".join(f"Key={shlex.quote(str(k))},Value={shlex.quote('<any>' if str(v) == '*' else str(v))}"
-                        for k, v in tags.items())
+    tagged = tag_args(tags)
     commands = [
         f"aws ec2 describe-subnets --subnet-ids {s.id}{region} "
         "--query 'Subnets[].{id:SubnetId,az:AvailabilityZone,cidr:CidrBlock,freeIPs:AvailableIpAddressCount}'",
         f"aws ec2 describe-network-interfaces{region} --filters Name=subnet-id,Values={s.id} "
         "Name=status,Values=available --query 'NetworkInterfaces[].NetworkInterfaceId'",
     ]
-    if tag_args:
-        commands.append(f"aws ec2 create-tags{region} --resources <larger-subnet-in-{s.zone}> --tags {tag_args}")
+    if tagged:
+        commands.append(f"aws ec2 create-tags{region} --resources <larger-subnet-in-{s.zone}> --tags {tagged}")
     commands.append("kubectl set env daemonset aws-node -n kube-system WARM_IP_TARGET=5 MINIMUM_IP_TARGET=10")
     return Remediation(
         f"Give {s.zone} more addresses: tag an additional, larger subnet in the same zone with the EC2NodeClass's "

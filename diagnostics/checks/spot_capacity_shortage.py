@@ -472,14 +472,21 @@ def _render_fallback(pool: NodePool) -> str:
     spec_t: dict[str, Any] = {"requirements": reqs,
                               "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": pool.node_class_kind,
                                                "name": pool.node_class}}
-    if tspec.get("taints"):
-        spec_t["taints"] = tspec["taints"]
+    # Everything that shapes the nodes' life as the pool has it (startup taints, kubelet settings, expiry,
+    # termination grace): a copy without them would get Karpenter's defaults.
+    for key in ("taints", "startupTaints", "expireAfter", "terminationGracePeriod"):
+        if tspec.get(key):
+            spec_t[key] = tspec[key]
     weight = pool.weight - 1 if 1 < pool.weight <= 10 else 10
     doc: dict[str, Any] = {
         "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
         "metadata": {"name": f"{pool.name}-on-demand"},
         "spec": {"weight": weight, "template": {"spec": spec_t}},
     }
+    disruption = (pool.obj.get("spec") or {}).get("disruption")
+    if isinstance(disruption, dict) and disruption:
+        # Else Karpenter's default (WhenEmptyOrUnderutilized, at once) could consolidate running training pods.
+        doc["spec"]["disruption"] = dict(disruption)
     if pool.template_labels:
         doc["spec"]["template"]["metadata"] = {"labels": dict(pool.template_labels)}
     limits = (pool.obj.get("spec") or {}).get("limits")

@@ -172,6 +172,20 @@ def test_spot_only_pool_without_fallback_is_critical() -> None:
     assert doc["spec"]["limits"] == {"nvidia.com/gpu": "64"}
 
 
+def test_the_fallback_pool_keeps_the_pools_disruption_and_node_lifetime() -> None:
+    # Without them the copy gets Karpenter's defaults: consolidating at once, which can evict training pods.
+    pool = POOL.replace("  weight: 50\n", "  weight: 50\n  disruption: {consolidationPolicy: WhenEmpty, "
+                                            "consolidateAfter: 30m, budgets: [{nodes: '1'}]}\n").replace(
+        "      taints: [", "      expireAfter: 720h\n      taints: [")
+    assert pool.count("WhenEmpty") == 1 and "720h" in pool
+    (f,) = run(snapshot(pool, CLASS, CLAIM, ICE_EVENTS, POD), only=["spot-capacity-shortage"]).results[0].findings
+    heredoc = next(c for c in f.remediation.commands if c.startswith("kubectl apply -f - <<'EOF'"))
+    doc = yaml.safe_load(heredoc.split("\n", 1)[1].rsplit("\nEOF", 1)[0])
+    assert doc["spec"]["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30m",
+                                         "budgets": [{"nodes": "1"}]}
+    assert doc["spec"]["template"]["spec"]["expireAfter"] == "720h"
+
+
 def test_on_demand_fallback_keeps_it_an_error() -> None:
     fallback = """
 apiVersion: karpenter.sh/v1

@@ -193,6 +193,8 @@ def _bounds(reqs: Iterable[Requirement]) -> tuple[int | None, int | None]:
 def requirement_conflict(req: Requirement, pool_reqs: Iterable[Requirement], labels: Mapping[str, str]) -> str:
     """Why a pod requirement cannot hold on any node of the pool ('' if it can). Karpenter's semantics."""
     key = req.key
+    if key == "field:":
+        return "an empty nodeSelectorTerm matches no node"
     if key.startswith("field:"):
         return f"matchFields ({key[len('field:'):]}) pins the pod to existing nodes: Karpenter ignores such pods"
     if key in labels:

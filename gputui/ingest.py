@@ -200,8 +200,13 @@ def required_affinity(spec: Mapping[str, Any]) -> tuple[tuple[Requirement, ...],
             continue
         fields = tuple(Requirement(FIELD_PREFIX + r.key, r.operator, r.values)
                        for r in requirements(term.get("matchFields")))
-        out.append(requirements(term.get("matchExpressions")) + fields)
+        # An empty term matches no node (Kubernetes); () would match every one.
+        out.append(requirements(term.get("matchExpressions")) + fields or (EMPTY_TERM,))
     return tuple(out)
+
+
+EMPTY_TERM = Requirement(FIELD_PREFIX, "In", ())
+"""Stands for a nodeSelectorTerm with no requirement at all: it holds on no node."""
 
 
 # --- projection -----------------------------------------------------------------------------

@@ -187,3 +187,14 @@ def test_match_fields_pods_are_ignored_by_karpenter() -> None:
     assert f.kinds == {REQUIREMENTS}
     assert ("matchFields (metadata.name) pins the pod to existing nodes: Karpenter ignores such pods"
             in f.reasons[0].text)
+
+
+def test_an_empty_node_selector_term_matches_no_node() -> None:
+    affinity = """  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: []
+"""
+    f = _fit(GPU_POOL, pod(tolerations=TOLERATES, affinity=affinity))
+    assert f.kinds == {REQUIREMENTS} and "an empty nodeSelectorTerm matches no node" in f.reasons[0].text

@@ -88,8 +88,12 @@ def _require_target(snap: Snapshot, target: ObjectRef) -> None:
     status = snap.status(source)
     if not status.state.usable:
         raise TargetNotFound(f"cannot read {target}: {status.reason()}")
+    raise _not_found(target)
+
+
+def _not_found(target: ObjectRef) -> TargetNotFound:
     where = f" in namespace {target.namespace!r}" if target.namespace else ""
-    raise TargetNotFound(f'{target.kind.lower()} "{target.name}" not found{where}')
+    return TargetNotFound(f'{target.kind.lower()} "{target.name}" not found{where}')
 
 
 def _record_version(store: Store, version: Future[Any]) -> None:
@@ -166,18 +170,15 @@ def _with_aws(snap: Snapshot, config: Any) -> Snapshot:
 def _get_target(api: Api, target: ObjectRef | None) -> dict[str, Any] | None:
     """The target as the API returns it; None when it cannot be read directly (403: the lists will tell)."""
     assert target is not None
-    res = {"Pod": RESOURCES["pods"], "Node": RESOURCES["nodes"], "NodeClaim": RESOURCES["nodeclaims"],
-           "NodePool": RESOURCES["nodepools"], "EC2NodeClass": RESOURCES["ec2nodeclasses"]}[target.kind]
+    res = RESOURCES[_SOURCE_OF_KIND[target.kind]]
     try:
         obj = api.get(res.path(target.namespace, target.name))
     except KubeError as exc:
         if exc.status == 404:
-            where = f" in namespace {target.namespace!r}" if target.namespace else ""
             if res.crd and "could not find the requested resource" in exc.message:
-                older = " (or Karpenter is older than v1.0 and serves only v1beta1)" \
-                    if res.group.startswith("karpenter.") and res.version == "v1" else ""
+                older = " (or Karpenter is older than v1.0 and serves only v1beta1)" if res.karpenter_v1 else ""
                 raise TargetNotFound(f"{res.qualified} {res.version} is not installed in this cluster{older}") from None
-            raise TargetNotFound(f'{target.kind.lower()} "{target.name}" not found{where}') from None
+            raise _not_found(target) from None
         if exc.status == 403 or exc.status == 429 or exc.status >= 500:
             # Can't read it directly (forbidden, throttled, a proxy's 502): the lists will find it or say why.
             return None

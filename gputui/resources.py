@@ -24,6 +24,11 @@ class Resource:
         """`nodeclaims.karpenter.sh` - how RBAC errors and `kubectl auth can-i` name it."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
+    @property
+    def karpenter_v1(self) -> bool:
+        """A Karpenter v1 API: a 404 may mean a Karpenter older than v1.0 (v1beta1 only), not none at all."""
+        return self.group.startswith("karpenter.") and self.version == "v1"
+
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if namespace and self.namespaced:

@@ -63,8 +63,7 @@ def status_for_error(res: Resource, exc: KubeError, verb: str = "list") -> Sourc
     if exc.status == 403:
         return SourceStatus(res.source, SourceState.FORBIDDEN, forbidden_detail(res, verb))
     if exc.status == 404 and res.crd:
-        older = " (Karpenter not installed, or older than v1.0: only v1beta1 served)" \
-            if res.group.startswith("karpenter.") and res.version == "v1" else ""
+        older = " (Karpenter not installed, or older than v1.0: only v1beta1 served)" if res.karpenter_v1 else ""
         return SourceStatus(res.source, SourceState.ABSENT, f"CRD {res.qualified} {res.version} not found{older}")
     if isinstance(exc, Unreachable):
         return SourceStatus(res.source, SourceState.UNREACHABLE, exc.message)

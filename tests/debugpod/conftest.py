@@ -1,4 +1,4 @@
-"""Real nvidia-smi captures (shared fixtures) and a way to pull one command's output out of them."""
+"""Real nvidia-smi captures (tests/fixtures/nvidia-smi, copied from upstream with its license) and a way to pull one command's output out of them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from gputui.debugpod.capture import capture_sections
 
 REPO = Path(__file__).parents[2]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "nvidia-smi"
+FIXTURES = REPO / "tests" / "fixtures" / "nvidia-smi"
 SHIPPED = REPO / "gputui" / "sim" / "captures"
 FIXTURE_FILES = {
     "h100": "linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt",

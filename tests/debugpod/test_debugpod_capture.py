@@ -27,7 +27,7 @@ from gputui.debugpod.health import health_flags
 from gputui.debugpod.nvidia_smi import GpuRow, parse
 
 REPO = Path(__file__).parents[2]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "nvidia-smi"
+FIXTURES = REPO / "tests" / "fixtures" / "nvidia-smi"
 DRIVER_GONE = (
     "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
     "Make sure that the latest NVIDIA driver is installed and running."

@@ -9,6 +9,7 @@ from rich.text import Text
 from diagnostics.model import Report
 from diagnostics.snapshot import Snapshot
 from gputui import rows
+from gputui.output.sanitize import visible
 from gputui.output.text import SEVERITY_STYLE
 
 
@@ -23,7 +24,7 @@ def _table(title: str, columns: tuple[str, ...], data: list[rows.Row]) -> Table:
     for c in columns:
         t.add_column(c, overflow="fold", no_wrap=c not in _PROSE)
     for r in data:
-        t.add_row(*r.cells)
+        t.add_row(*(Text(visible(c, limit=300)) for c in r.cells))  # cluster text: never markup or escapes
     if not data:
         t.add_row("(none)", *([""] * (len(columns) - 1)))
     return t
@@ -31,7 +32,7 @@ def _table(title: str, columns: tuple[str, ...], data: list[rows.Row]) -> Table:
 
 def render_summary(snap: Snapshot, report: Report, console: Console) -> None:
     ctx = snap.cluster.get("context", "")
-    console.print(Text.assemble(("gputui ", "bold"), f"{ctx} ", (f"{snap.taken_at:%Y-%m-%d %H:%M:%SZ}", "dim")))
+    console.print(Text.assemble(("gputui ", "bold"), f"{visible(ctx)} ", (f"{snap.taken_at:%Y-%m-%d %H:%M:%SZ}", "dim")))
     console.print(_table("GPU nodes", rows.NODE_COLUMNS, rows.node_rows(snap, report)))
     console.print()
     console.print(_table("NodeClaims", rows.CLAIM_COLUMNS, rows.claim_rows(snap, report)))
@@ -46,6 +47,6 @@ def render_summary(snap: Snapshot, report: Report, console: Console) -> None:
         sev = f.severity
         assert sev is not None
         console.print(Text.assemble((f"{sev.label.upper():8}", SEVERITY_STYLE[sev]), f" {f.check:30} ",
-                                    (str(f.subject), "bold"), f"  {f.title}"))
+                                    (visible(f.subject), "bold"), f"  {visible(f.title)}"))
     if len(findings) > 15:
         console.print(Text(f"... {len(findings) - 15} more: gputui diagnose", style="dim"))

@@ -25,6 +25,14 @@ from pathlib import Path, PurePosixPath
 MiB = 1024 * 1024
 
 
+def _q(name: str) -> str:
+    """A member name as an error line shows it: quoted, on one line, escapes visible, at most 120
+    characters (a hostile archive's 100k-character or multi-line name must not become the message)."""
+    from gputui.output.sanitize import one_line
+
+    return f"'{one_line(name, limit=120)}'"
+
+
 class ArchiveError(Exception):
     """A one-line reason the archive cannot be read safely (bundle, member or limit named)."""
 
@@ -176,15 +184,19 @@ def read_members(path: Path, limits: ReadLimits = ReadLimits()) -> dict[str, byt
                         raise ArchiveError(f"more than {limits.max_members} members")
                     _check_member(info, limits)
                     if info.isdir():
+                        if PurePosixPath(info.name).suffix in _FILE_SUFFIXES:
+                            # gputui writes no directories; one named like a file (`report.json/`) is
+                            # a tampered archive shadowing a member the reader looks up by name.
+                            raise ArchiveError(f"refused: member {_q(info.name)} is a directory, not a file")
                         continue
                     name = safe_member_name(info.name)
                     assert name is not None  # checked above
                     if name in members:
-                        raise ArchiveError(f"member {info.name!r} appears twice")
+                        raise ArchiveError(f"member {_q(info.name)} appears twice")
                     f = tar.extractfile(info)
                     data = f.read(info.size + 1) if f is not None else b""
                     if len(data) != info.size:
-                        raise ArchiveError(f"member {info.name!r} is truncated")
+                        raise ArchiveError(f"member {_q(info.name)} is truncated")
                     members[name] = data
         except _Bomb as exc:
             raise ArchiveError(f"refused: archive {exc}") from None
@@ -196,16 +208,19 @@ def read_members(path: Path, limits: ReadLimits = ReadLimits()) -> dict[str, byt
     return members
 
 
+_FILE_SUFFIXES = frozenset({".json", ".md", ".txt", ".log", ".gz", ".csv", ".yaml"})
+
+
 def _check_member(info: tarfile.TarInfo, limits: ReadLimits) -> None:
     if safe_member_name(info.name) is None:
-        raise ArchiveError(f"refused: unsafe member path {info.name!r} (absolute or '..')")
+        raise ArchiveError(f"refused: unsafe member path {_q(info.name)} (absolute or '..')")
     if info.issym() or info.islnk():
         what = "symlink" if info.issym() else "hard link"
-        raise ArchiveError(f"refused: member {info.name!r} is a {what} (to {info.linkname!r})")
+        raise ArchiveError(f"refused: member {_q(info.name)} is a {what} (to {_q(info.linkname)})")
     if info.ischr() or info.isblk() or info.isfifo():
-        raise ArchiveError(f"refused: member {info.name!r} is a device or FIFO")
+        raise ArchiveError(f"refused: member {_q(info.name)} is a device or FIFO")
     if not (info.isreg() or info.isdir()):
-        raise ArchiveError(f"refused: member {info.name!r} has an unsupported type")
+        raise ArchiveError(f"refused: member {_q(info.name)} has an unsupported type")
     if info.size > limits.max_member_bytes:
-        raise ArchiveError(f"refused: member {info.name!r} is {info.size // MiB} MiB, over the "
+        raise ArchiveError(f"refused: member {_q(info.name)} is {info.size // MiB} MiB, over the "
                            f"{limits.max_member_bytes // MiB} MiB limit")

@@ -20,13 +20,26 @@ from diagnostics.model import ObjectRef
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState, SourceStatus
 from gputui.bundle import manifest as mf
 from gputui.bundle.archive import ArchiveError, ReadLimits, read_members
+from gputui.output.sanitize import one_line
 
 _KIND_SOURCE = {"Pod": "pods", "Node": "nodes", "NodeClaim": "nodeclaims", "NodePool": "nodepools",
                 "EC2NodeClass": "ec2nodeclasses"}
 
 
 class BundleError(Exception):
-    """One line saying why a bundle cannot be opened (the CLI prints it and exits 2)."""
+    """One line saying why a bundle cannot be opened (the CLI prints it and exits 2).
+
+    The line names members and values from the archive, which anyone can craft: it is kept to one
+    line with escapes shown and a bounded length, whatever those names hold.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message, limit=600))
+
+
+def _n(name: object) -> str:
+    """A member name or value from the archive as an error line shows it (see BundleError)."""
+    return one_line(name, limit=120)
 
 
 @dataclass
@@ -73,9 +86,9 @@ class Bundle:
         try:
             return orjson.loads(self.files[name])
         except KeyError:
-            raise BundleError(f"{self.path}: corrupt bundle: {name} is missing") from None
+            raise BundleError(f"{self.path}: corrupt bundle: {_n(name)} is missing") from None
         except orjson.JSONDecodeError as exc:
-            raise BundleError(f"{self.path}: corrupt bundle: {name} is not valid JSON ({exc})") from None
+            raise BundleError(f"{self.path}: corrupt bundle: {_n(name)} is not valid JSON ({exc})") from None
 
     def objects(self, source: str) -> list[dict[str, Any]]:
         """Full objects of one source (empty when the source was not collected)."""
@@ -85,7 +98,7 @@ class Bundle:
         data = self._json(name)
         items = data.get("items") if isinstance(data, dict) else None
         if not isinstance(items, list) or not all(isinstance(o, dict) for o in items):
-            raise BundleError(f"{self.path}: corrupt bundle: {name} is not a Kubernetes List")
+            raise BundleError(f"{self.path}: corrupt bundle: {_n(name)} is not a Kubernetes List")
         return items
 
     def statuses(self) -> dict[str, SourceStatus]:
@@ -137,7 +150,7 @@ class Bundle:
             md = o.get("metadata") or {}
             if md.get("name") == target.name and (target.namespace is None or md.get("namespace") == target.namespace):
                 return
-        raise BundleError(f"{self.path}: {target} is not in this bundle (it was collected for {self.target}); "
+        raise BundleError(f"{self.path}: {_n(target)} is not in this bundle (it was collected for {_n(self.target)}); "
                           "run without a target or export a new bundle")
 
     def _facts(self, name: str) -> Any:
@@ -158,7 +171,7 @@ class Bundle:
         except (ImportError, AttributeError):
             return None  # written by a build with a source this one lacks: its checks skip
         except (TypeError, ValueError, KeyError) as exc:
-            raise BundleError(f"{self.path}: corrupt bundle: {name} cannot be read ({type(exc).__name__})") \
+            raise BundleError(f"{self.path}: corrupt bundle: {_n(name)} cannot be read ({type(exc).__name__})") \
                 from None
 
     def _gpu_reports(self) -> dict[str, Any]:
@@ -176,7 +189,7 @@ def _time(value: Any, what: str, path: Path) -> datetime:
     try:
         dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
-        raise BundleError(f"{path}: corrupt bundle: manifest {what} {value!r} is not a time") from None
+        raise BundleError(f"{path}: corrupt bundle: manifest {what} '{_n(value)}' is not a time") from None
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
@@ -191,7 +204,7 @@ def _strip_root(members: dict[str, bytes], path: Path) -> dict[str, bytes]:
     root = candidates[0] + "/"
     outside = sorted(n for n in members if not n.startswith(root))
     if outside:
-        raise BundleError(f"{path}: corrupt bundle: {outside[0]} is outside the bundle's directory {root}")
+        raise BundleError(f"{path}: corrupt bundle: {_n(outside[0])} is outside the bundle's directory {_n(root)}")
     return {n[len(root):]: d for n, d in members.items()}
 
 
@@ -213,7 +226,7 @@ def open_bundle(path: str | Path, limits: ReadLimits = ReadLimits()) -> Bundle:
     if not isinstance(version, int):
         raise BundleError(f"{p}: corrupt bundle: manifest.json has no format_version")
     if version > mf.FORMAT_VERSION:
-        raise BundleError(f"{p}: bundle format version {version} is newer than this gputui reads "
+        raise BundleError(f"{p}: bundle format version {_n(version)} is newer than this gputui reads "
                           f"({mf.FORMAT_VERSION}); upgrade gputui to open it")
     if version < mf.MIN_FORMAT_VERSION:
         raise BundleError(f"{p}: bundle format version {version} is too old for this gputui "
@@ -224,13 +237,13 @@ def open_bundle(path: str | Path, limits: ReadLimits = ReadLimits()) -> Bundle:
         raise BundleError(f"{p}: corrupt bundle: manifest.json lists no files")
     unlisted = sorted(set(files) - set(listed) - {mf.MANIFEST})
     if unlisted:
-        raise BundleError(f"{p}: corrupt bundle: {unlisted[0]} is not listed in manifest.json")
+        raise BundleError(f"{p}: corrupt bundle: {_n(unlisted[0])} is not listed in manifest.json")
     for name, entry in listed.items():
         data = files.get(name)
         if data is None:
-            raise BundleError(f"{p}: corrupt bundle: {name} is listed in manifest.json but missing")
+            raise BundleError(f"{p}: corrupt bundle: {_n(name)} is listed in manifest.json but missing")
         if not isinstance(entry, dict) or entry.get("size") != len(data) or entry.get("sha256") != mf.sha256_hex(data):
-            raise BundleError(f"{p}: corrupt bundle: {name} does not match its checksum in manifest.json")
+            raise BundleError(f"{p}: corrupt bundle: {_n(name)} does not match its checksum in manifest.json")
     return Bundle(p, manifest, files)
 
 

@@ -11,18 +11,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from diagnostics.timeutil import human_age
+from gputui.output.sanitize import visible
 
 MAX_DETAILED = 15
 _MARK = {"passed": "✓", "failed": "✗", "skipped": "–", "errored": "!"}
 
 
 def _cell(text: Any) -> str:
-    """A table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """A table cell: one line, pipes escaped, control characters shown (the text came from the cluster)."""
+    return visible(" ".join(str(text).split()), limit=1000).replace("|", "\\|")
 
 
 def _code(text: Any) -> str:
-    s = " ".join(str(text).split())
+    s = visible(" ".join(str(text).split()), limit=1000)
     tick = "``" if "`" in s else "`"
     pad = " " if tick == "``" else ""
     return f"{tick}{pad}{s}{pad}{tick}"
@@ -39,8 +40,7 @@ def _value(v: Any, limit: int = 300) -> str:
         text = ", ".join(_plain(x) for x in v)
     else:
         text = "" if v is None else str(v)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return visible(" ".join(text.split()), limit=limit)
 
 
 def evidence_line(e: Mapping[str, Any]) -> str:
@@ -112,7 +112,7 @@ def render(report: Mapping[str, Any], manifest: Mapping[str, Any], *, filename: 
             if rem.get("commands"):
                 w("")
                 w("```sh")
-                out.extend(str(c) for c in rem["commands"])
+                out.extend(visible(c, limit=None, newlines=True) for c in rem["commands"])
                 w("```")
             w("")
         if f.get("related"):
@@ -169,4 +169,6 @@ def render(report: Mapping[str, Any], manifest: Mapping[str, Any], *, filename: 
     if caps:
         w(f"Size caps hit: {len(caps)} (see `manifest.json`).")
     w("")
-    return "\n".join(out)
+    # Last line of defence for anything above not passed through a helper: a terminal that `cat`s this
+    # file must not meet a raw escape sequence.
+    return visible("\n".join(out), limit=None, newlines=True)

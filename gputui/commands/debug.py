@@ -115,6 +115,7 @@ def _debug(args: argparse.Namespace) -> int:
     from gputui.debugpod.signals import Terminated, sigterm_as_interrupt
     from gputui.kubeapi import Unreachable
     from gputui.output.console import stdout_to_devnull
+    from gputui.output.sanitize import visible
 
     node = node_name(args.target)
     api, info = connect(args)
@@ -122,7 +123,7 @@ def _debug(args: argparse.Namespace) -> int:
     as_json = args.output == "json"
 
     def status(message: str) -> None:
-        err.print(f"gputui: {message}", style="dim", markup=False)
+        err.print(f"gputui: {visible(message, newlines=True)}", style="dim", markup=False)
 
     def output(line: str) -> None:
         style = "bold cyan" if line.startswith("$ ") else "dim" if line.startswith("# ") else (
@@ -149,7 +150,9 @@ def _debug(args: argparse.Namespace) -> int:
         return TERMINATED
     _print_result(result, as_json, out, blank_line=True)
     if as_json and result.failure is not None:
-        print(f"gputui: {result.failure.title}", file=sys.stderr)
+        from gputui.output.sanitize import visible
+
+        print(f"gputui: {visible(result.failure.title)}", file=sys.stderr)
     return result.exit_code
 
 

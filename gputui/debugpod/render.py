@@ -15,6 +15,7 @@ from gputui.debugpod.failures import DebugFailure
 from gputui.debugpod.health import HealthFlag
 from gputui.debugpod.nvidia_smi import GpuReport, GpuRow
 from gputui.debugpod.result import DebugResult
+from gputui.output.sanitize import visible
 
 __all__ = ["display_line", "render_failure", "render_flags", "render_report", "render_result"]
 
@@ -33,7 +34,7 @@ def display_line(raw: str) -> tuple[str, str] | None:
     """A debug pod log line as shown live: (text, style); marker lines become short headers or vanish."""
     match = _MARKER.match(raw)
     if match is None:
-        return raw.rstrip("\r\n"), ""
+        return visible(raw.rstrip("\r\n")), ""  # pod output: shown, never interpreted by the terminal
     verb, args = match["verb"], match["args"] or ""
     if verb == "section":
         name = args.split(" ", 1)[0]
@@ -44,7 +45,7 @@ def display_line(raw: str) -> tuple[str, str] | None:
             return None
         return f"(exit {code}: {EXIT_MEANINGS.get(int(code), 'unknown exit code')})", "yellow"
     if verb == "info" and args.startswith("command "):
-        return f"# running {args[len('command '):]}", "dim"
+        return f"# running {visible(args[len('command '):])}", "dim"
     return None
 
 
@@ -112,6 +113,12 @@ def _gpu_label(index: int | None) -> str:
 # Blocks
 
 
+def _add(table: Table, *cells: str | Text) -> None:
+    """A row whose text came from nvidia-smi output or a paste: plain strings are never read as Rich
+    markup, and control characters are shown, not sent to the terminal."""
+    table.add_row(*(Text(visible(c, limit=200)) if isinstance(c, str) else c for c in cells))
+
+
 def render_report(report: GpuReport, title: str = "") -> RenderableType:
     """Per-GPU tables as nvidia-smi groups them: identity, health counters, then processes."""
     head = [title] if title else []
@@ -121,7 +128,7 @@ def render_report(report: GpuReport, title: str = "") -> RenderableType:
         head.append(f"CUDA {report.cuda_version}")
     head.append(f"{len(report.gpus)} GPU(s)")
 
-    ident = Table(title=" · ".join(head), title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+    ident = Table(title=Text(visible(" · ".join(head), limit=300)), title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
                   pad_edge=False)
     ident.add_column("GPU", justify="right", no_wrap=True)
     ident.add_column("Name", no_wrap=True, overflow="ellipsis")
@@ -147,12 +154,13 @@ def render_report(report: GpuReport, title: str = "") -> RenderableType:
 
     for gpu in report.gpus:
         label = _gpu_label(gpu.index)
-        ident.add_row(label, Text(gpu.name or "?", style="bold"), gpu.uuid or "-", gpu.bus_id or "-", _mig(gpu))
+        _add(ident, label, Text(visible(gpu.name or "?", limit=200), style="bold"), gpu.uuid or "-", gpu.bus_id or "-", _mig(gpu))
         remap = Text()
         remap.append_text(_yes_no(gpu.remapped_rows_pending, gpu, "remapped_rows.pending"))
         remap.append(" / ")
         remap.append_text(_yes_no(gpu.remapped_rows_failure, gpu, "remapped_rows.failure"))
-        health.add_row(
+        _add(
+            health,
             label,
             _memory(gpu),
             f"{gpu.utilization_pct} %" if gpu.utilization_pct is not None else _na(gpu, "utilization.gpu"),
@@ -166,12 +174,12 @@ def render_report(report: GpuReport, title: str = "") -> RenderableType:
         for m in gpu.mig_devices:
             memory = f"{_mib(m.memory_used_mib)}/{_mib(m.memory_total_mib)} MiB"
             instance = f"{_mib(m.gpu_instance_id)}/{_mib(m.compute_instance_id)}"
-            migs.add_row(label, _mib(m.index), m.profile or "-", instance, memory, _mib(m.ecc_uncorrected_volatile),
+            _add(migs, label, _mib(m.index), m.profile or "-", instance, memory, _mib(m.ecc_uncorrected_volatile),
                          m.uuid or "-")
         for p in gpu.processes or tuple(p for p in report.processes if p.gpu_index == gpu.index):
             mig = (f"{p.gpu_instance_id}/{p.compute_instance_id}"
                    if p.gpu_instance_id is not None or p.compute_instance_id is not None else "-")
-            procs.add_row(label, mig, str(p.pid) if p.pid is not None else "?", p.name or "?",
+            _add(procs, label, mig, str(p.pid) if p.pid is not None else "?", p.name or "?",
                           f"{p.used_memory_mib} MiB" if p.used_memory_mib is not None else "-")
     parts: list[RenderableType] = [ident, health]
     if migs.row_count:
@@ -181,7 +189,7 @@ def render_report(report: GpuReport, title: str = "") -> RenderableType:
     else:
         parts.append(Text("No processes are using the GPUs.", style="dim"))
     for warning in report.warnings:
-        parts.append(Text(f"note: {warning}", style="dim"))
+        parts.append(Text(f"note: {visible(warning)}", style="dim"))
     return Group(*parts)
 
 
@@ -194,25 +202,25 @@ def render_flags(flags: Sequence[HealthFlag], gpus: int) -> RenderableType:
         line = Text()
         line.append(f" {f.severity.upper()} ", style=SEVERITY_STYLE.get(f.severity, ""))
         line.append(f" {where} [{f.code}] ", style="bold")
-        line.append(f.message)
+        line.append(visible(f.message))
         lines.append(line)
     return Group(*lines)
 
 
 def render_failure(failure: DebugFailure) -> RenderableType:
     style = "bold red" if failure.stage != "route" else "bold yellow"
-    parts: list[RenderableType] = [Text(f"✗ {failure.title}", style=style)]
-    if failure.detail:
-        parts.append(Text(f"  {failure.detail}"))
+    parts: list[RenderableType] = [Text(f"✗ {visible(failure.title)}", style=style)]
+    if failure.detail:  # a termination message or event text: anything the workload wrote
+        parts.append(Text(f"  {visible(failure.detail, newlines=True)}"))
     for hint in failure.hints:
-        parts.append(Text(f"  → {hint}", style="cyan"))
+        parts.append(Text(f"  → {visible(hint, newlines=True)}", style="cyan"))
     return Group(*parts)
 
 
 def render_result(result: DebugResult) -> RenderableType:
     parts: list[RenderableType] = []
     where = f" via pod {result.namespace}/{result.pod}" if result.pod else ""
-    title = f"node {result.node}{where}" if result.node else result.source
+    title = f"node {result.node}{where}" if result.node else visible(result.source)
     if result.report is not None and result.report.gpus:
         parts.append(render_report(result.report, title))
     if result.failure is not None:
@@ -220,6 +228,6 @@ def render_result(result: DebugResult) -> RenderableType:
     if result.report is not None and (result.report.gpus or result.failure is None):
         parts.append(render_flags(result.flags, len(result.report.gpus)))
     if result.deleted is False:
-        parts.append(Text(f"! could not delete pod {result.namespace}/{result.pod}: run `gputui debug --cleanup`",
+        parts.append(Text(f"! could not delete pod {visible(result.namespace)}/{visible(result.pod)}: run `gputui debug --cleanup`",
                           style="bold yellow"))
     return Group(*parts)

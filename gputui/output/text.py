@@ -13,6 +13,7 @@ from rich.text import Text
 
 from diagnostics.model import CheckStatus, Evidence, EvidenceKind, Finding, Report, Severity
 from diagnostics.timeutil import human_age
+from gputui.output.sanitize import visible
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -36,15 +37,15 @@ def short(value: Any, limit: int = 300) -> str:
         text = ", ".join(str(v) for v in value)
     else:
         text = "" if value is None else str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return visible(text, limit=limit)  # cluster text: escapes shown, never interpreted
 
 
 def evidence_line(e: Evidence) -> Text:
     t = Text("  • ")
     if e.subject is not None:
-        t.append(f"{e.subject} ", style="bold")
+        t.append(f"{visible(e.subject)} ", style="bold")
     if e.kind is EvidenceKind.EVENT:
-        t.append(f"{e.path}", style="cyan")
+        t.append(visible(e.path), style="cyan")
         extra = []
         if e.count and e.count > 1:
             extra.append(f"x{e.count}")
@@ -55,15 +56,15 @@ def evidence_line(e: Evidence) -> Text:
         t.append(f": {short(e.value)}")
     elif e.kind is EvidenceKind.ABSENCE:
         t.append("absent: ", style="yellow")
-        t.append(e.path)
+        t.append(visible(e.path))
     else:
-        t.append(e.path, style="cyan")
+        t.append(visible(e.path), style="cyan")
         t.append(" = ")
         t.append(short(e.value))
         if e.age_seconds is not None:
             t.append(f" (for {human_age(e.age_seconds)})", style="dim")
     if e.note:
-        t.append(f"  — {e.note}", style="dim")
+        t.append(f"  — {visible(e.note)}", style="dim")
     return t
 
 
@@ -72,16 +73,16 @@ def finding_block(f: Finding) -> RenderableType:
     head = Text()
     head.append(f"{sev.label.upper():8}", style=SEVERITY_STYLE[sev])
     head.append(f" {f.code} {f.check}", style="bold")
-    head.append(f"  {f.subject}")
-    parts: list[RenderableType] = [head, Text("  " + f.title)]
+    head.append(f"  {visible(f.subject)}")
+    parts: list[RenderableType] = [head, Text("  " + visible(f.title))]
     if f.evidence:
         parts.append(Text("  Evidence:", style="bold"))
         parts.extend(evidence_line(e) for e in f.evidence)
     if f.remediation:
-        parts.append(Text.assemble(("  Fix: ", "bold green"), f.remediation.text))
-        parts.extend(Text(f"    $ {c}", style="green") for c in f.remediation.commands)
+        parts.append(Text.assemble(("  Fix: ", "bold green"), visible(f.remediation.text, newlines=True)))
+        parts.extend(Text(f"    $ {visible(c, limit=None, newlines=True)}", style="green") for c in f.remediation.commands)
     if f.related:
-        names = [str(r) for r in f.related]
+        names = [visible(r, limit=300) for r in f.related]
         more = f" (+{len(names) - 8} more)" if len(names) > 8 else ""
         parts.append(Text(f"  Affects: {', '.join(names[:8])}{more}", style="dim"))
     parts.append(Text(""))
@@ -103,7 +104,7 @@ def checklist(report: Report) -> Iterable[RenderableType]:
         elif r.status is CheckStatus.PASSED:
             t.append(f" ok, {r.examined} examined" if r.examined else " ok", style="dim")
         else:
-            t.append(f" {r.status.value}: {r.reason}", style=style)
+            t.append(f" {r.status.value}: {visible(r.reason)}", style=style)
         yield t
 
 
@@ -119,14 +120,14 @@ def sources_line(report: Report) -> Text:
         t.append(f"{name} ")
         t.append(state + (" (partial)" if st.get("partial") else ""), style=style)
         if state not in ("ok",) and st.get("detail"):
-            t.append(f" ({st['detail']})", style="dim")
+            t.append(f" ({visible(st['detail'])})", style="dim")
     return t
 
 
 def render_report(report: Report, console: Console) -> None:
     ctx = report.cluster.get("context", "")
-    console.print(Text.assemble(("gputui diagnose ", "bold"), (report.target, "bold cyan"),
-                                f" — context {ctx}" if ctx else "",
+    console.print(Text.assemble(("gputui diagnose ", "bold"), (visible(report.target), "bold cyan"),
+                                f" — context {visible(ctx)}" if ctx else "",
                                 f" — {report.taken_at.strftime('%Y-%m-%d %H:%M:%SZ')}"))
     console.print(sources_line(report))
     console.print()

@@ -60,9 +60,15 @@ class ReadLimits:
 # --- writing -------------------------------------------------------------------------------------
 
 def write_atomic(path: Path, members: Iterable[tuple[str, bytes]], *, mtime: datetime, force: bool = False) -> int:
-    """Write `members` (name, data) as a .tar.gz at `path`; returns its size. Raises TargetExists, OSError."""
+    """Write `members` (name, data) as a .tar.gz at `path`; returns its size.
+
+    Raises TargetExists, output.files.NotARegularFile (a device, FIFO, link or directory is never
+    replaced, even with `force`), OSError."""
+    from gputui.output.files import refuse_non_regular
+
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
+    refuse_non_regular(path)
     if path.exists() and not force:
         raise TargetExists(str(path))
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=directory)
@@ -82,6 +88,7 @@ def write_atomic(path: Path, members: Iterable[tuple[str, bytes]], *, mtime: dat
             raw.flush()
             os.fsync(raw.fileno())
         if force:
+            refuse_non_regular(path)  # again: it may have been swapped for a device or FIFO meanwhile
             os.replace(tmp, path)
         else:
             try:

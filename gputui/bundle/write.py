@@ -22,6 +22,7 @@ from gputui import __version__, clock
 from gputui.bundle import judge
 from gputui.bundle import manifest as mf
 from gputui.bundle.archive import MiB, TargetExists, write_atomic
+from gputui.output.files import NotARegularFile
 from gputui.bundle.gather import Gathered, from_records, gather
 from gputui.bundle.scope import select
 from gputui.bundle.logs import LogLimits, LogsResult, gather_logs
@@ -87,11 +88,17 @@ def default_path(now: datetime) -> Path:
 
 def check_path(path: Path, force: bool) -> Path:
     """Fail before collecting anything: the output exists, is a directory, or its directory is missing."""
-    if path.is_dir():
+    from gputui.output.files import NotARegularFile, refuse_non_regular
+
+    if path.is_dir() and not path.is_symlink():
         raise BundleWriteError(f"{path} is a directory; give a file name such as {path / 'bundle.tar.gz'}")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise BundleWriteError(f"directory {parent} does not exist")
+    try:
+        refuse_non_regular(path)
+    except NotARegularFile as exc:
+        raise BundleWriteError(str(exc)) from None
     if path.exists() and not force:
         raise BundleWriteError(f"{path} already exists; pass --force to overwrite it")
     return path
@@ -262,6 +269,8 @@ def _export(api: Api | None, snap: Snapshot, target: ObjectRef | None, path: Pat
         size = write_atomic(path, ((f"{root}/{n}", d) for n, d in members), mtime=snap.taken_at, force=opts.force)
     except TargetExists:
         raise BundleWriteError(f"{path} already exists; pass --force to overwrite it") from None
+    except NotARegularFile as exc:
+        raise BundleWriteError(str(exc)) from None
     except OSError as exc:
         raise BundleWriteError(f"cannot write {path}: {exc.strerror or exc}") from None
     return BundleResult(path=path, size=size, manifest=manifest, report=report, files=tuple(n for n, _d in members))

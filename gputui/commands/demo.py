@@ -132,7 +132,12 @@ def _headless(args: argparse.Namespace) -> int:
 
 def _serve(cluster, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
     out = Path(args.kubeconfig_out or "gputui-demo.kubeconfig").resolve()
-    cluster.write_kubeconfig(str(out))  # written atomically, only now that the server listens
+    from gputui.output.files import NotARegularFile
+
+    try:
+        cluster.write_kubeconfig(str(out))  # written atomically, only now that the server listens
+    except NotARegularFile as exc:
+        raise UsageError(str(exc)) from None
     print(f"gputui demo cluster ({args.scenario}) on {cluster.url}")
     print(f"export KUBECONFIG={out}")
     for k, v in sorted(os.environ.items()):

@@ -29,7 +29,10 @@ def kubeconfig_dict(server: str, *, context: str = "gputui-sim", token: str = DE
 def write_kubeconfig(path: str | os.PathLike[str], server: str, *, context: str = "gputui-sim",
                      token: str = DEFAULT_TOKEN, namespace: str = "default") -> Path:
     """Write the kubeconfig to `path` (temp file in the same directory, then rename); mode 0600."""
+    from gputui.output.files import refuse_non_regular
+
     target = Path(path)
+    refuse_non_regular(target)  # `--kubeconfig-out /dev/null` must not rename a file over the device
     target.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(kubeconfig_dict(server, context=context, token=token, namespace=namespace),
                           sort_keys=False)

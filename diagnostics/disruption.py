@@ -462,6 +462,30 @@ def _hint(msg: str) -> str:
     return "Read the Karpenter controller log for this node."
 
 
+def nodes_with_all_pods(snap: Snapshot) -> frozenset[str] | None:
+    """The nodes whose pods were all read, None when every node's were.
+
+    A one-shot `diagnose TARGET` reads pods only on the target's own node(s) (and marks pods partial):
+    any other node would look emptier than it is, so disruption checks judge those nodes only.
+    """
+    if not snap.status("pods").partial:
+        return None
+    kind, _, rest = snap.target.partition("/")
+    idx = snap.index
+    if kind == "node":
+        return frozenset((rest,))
+    if kind == "pod":
+        ns, _, name = rest.partition("/")
+        pod = idx.pod.get((ns, name))
+        return frozenset((pod.node_name,)) if pod is not None and pod.node_name else frozenset()
+    if kind == "nodeclaim":
+        claim = idx.nodeclaim.get(rest)
+        return frozenset((claim.node_name,)) if claim is not None and claim.node_name else frozenset()
+    if kind == "nodepool":
+        return frozenset(n.name for n in idx.nodes_by_pool.get(rest, ()))
+    return frozenset()
+
+
 def gather(snap: Snapshot, node: Node) -> NodeDisruption:
     idx = snap.index
     claim = idx.nodeclaim_by_node.get(node.name)

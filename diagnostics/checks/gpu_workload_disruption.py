@@ -1,0 +1,417 @@
+"""GPU jobs on nodes Karpenter is removing or will remove: drift, expiry, forced termination, spot interruption."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from diagnostics.disruption import DO_NOT_DISRUPT, do_not_disrupt_state, nodes_with_all_pods, zero_budgets
+from diagnostics.model import Evidence, Finding, Remediation, Severity
+from diagnostics.records import Condition, Event, Node, NodeClaim, NodePool, Pod, accelerator_total
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import carried
+from diagnostics.timeutil import human_age, parse_go_duration
+
+EXPIRY_HORIZON_SECONDS = 24 * 3600.0
+"""A node that expires within this time is reported with the GPU jobs it will take down."""
+EVENT_MAX_AGE = timedelta(hours=1)
+"""Disruption events older than this describe a drain that has finished or been abandoned."""
+INTERRUPTION_MAX_AGE = timedelta(minutes=15)
+"""A spot notice gives 2 minutes; one older than this is about a node that is gone or was spared."""
+TERMINATION_TIMESTAMP = "karpenter.sh/nodeclaim-termination-timestamp"
+"""Set by Karpenter on a deleting NodeClaim with terminationGracePeriod: when its pods are force-deleted."""
+_DISRUPTING_TAINTS = ("karpenter.sh/disrupted", "karpenter.sh/disruption")  # v1, v1beta1
+_STATELESS_OWNERS = ("ReplicaSet", "DaemonSet")
+# Karpenter event reasons and texts (core pkg/controllers/disruption/events/events.go,
+# pkg/controllers/node/termination/terminator/events/events.go; aws pkg/controllers/interruption/events/events.go).
+_INTERRUPTION = ("SpotInterrupted", "InstanceStopping", "InstanceTerminating",
+                 "CapacityReservationInstanceInterrupted", "TerminatingOnInterruption")
+_DISRUPTING = re.compile(r"(?:Disrupting (?:Node|NodeClaim)|Launching NodeClaim): (\w+)")
+_DELETED_BY = re.compile(r"All pods will be deleted by (\S+)")
+_AMI_VERSION = re.compile(r"-(v\d{8})$")
+
+
+@check(code="GT503", slug="gpu-workload-disruption", title="GPU jobs are safe from Karpenter disruption",
+       severity=Severity.WARNING, requires=("nodes", "pods", "nodeclaims"),
+       optional=("nodepools", "events", "ec2nodeclasses"))
+def gpu_workload_disruption(snap: Snapshot) -> Iterator[Finding | int]:
+    """A running GPU job is on a node Karpenter is draining or will drain: drift, expiry, terminationGracePeriod, spot.
+
+    Why it matters:
+    A GPU job that is evicted or force-deleted loses everything since its last checkpoint: a 31-hour
+    training run on 8 GPUs is 248 GPU-hours. Karpenter says so in its own words, which this check
+    reads: the NodeClaim condition `Drifted=True` (reason `AMIDrift`, `NodePoolDrifted`, ...) and
+    `DisruptionReason`, the node taint `karpenter.sh/disrupted:NoSchedule`, the events
+    `DisruptionTerminating` "Disrupting Node: Drifted", `DisruptionLaunching` "Launching NodeClaim:
+    Drifted", `TerminationGracePeriodExpiring` "All pods will be deleted by <time>", the pod event
+    `Disrupted` "... This bypasses the PDB of the pod and the do-not-disrupt annotation.", and the
+    interruption events `SpotInterrupted` "Spot interruption warning was triggered",
+    `InstanceStopping`, `InstanceTerminating` and `TerminatingOnInterruption` "Interruption triggered
+    termination for the Node". Expiry has no condition and no event in Karpenter v1: the NodeClaim is
+    deleted once `spec.expireAfter` has passed since its creation, whatever budgets and
+    `karpenter.sh/do-not-disrupt` say; with `terminationGracePeriod` its pods are deleted at expiry plus
+    that period. Drift honours `karpenter.sh/do-not-disrupt` unless the NodeClaim has a
+    `terminationGracePeriod`; a NodePool budget with `nodes: "0"` for `Drifted` holds it off while
+    active. Stateless replicas (Deployments) are not reported: they are rescheduled.
+
+    Fix:
+    Drift: annotate the job `karpenter.sh/do-not-disrupt: "true"`, add a budget
+    `{nodes: "0", reasons: [Drifted]}` with a schedule that leaves a maintenance window, or pin the
+    EC2NodeClass AMI (`al2023@v20260805` rather than `al2023@latest`). Expiry: `expireAfter: Never` (or
+    longer than the longest job) on training NodePools, and checkpoint. Spot interruption: nothing stops
+    it (2-minute notice); run training on on-demand or reserved capacity and checkpoint.
+    """
+    idx = snap.index
+    now = snap.taken_at
+    complete = nodes_with_all_pods(snap)  # a target's one-shot read has all the pods of its own node(s) only
+    for node, claim, facts in carried(snap, "gt503-node-facts", ("nodes", "nodeclaims", "nodepools", "events"),
+                                      lambda: _all_facts(snap)):
+        if complete is not None and node.name not in complete:
+            continue
+        yield 1
+        threat = _threat(snap, node, claim, facts, now)
+        if threat is None:
+            continue
+        jobs = [p for p in idx.pods_by_node.get(node.name, ()) if _is_job(p)]
+        if not jobs:
+            continue
+        finding = _finding(snap, node, claim, facts, threat, jobs)
+        if finding is not None:
+            yield finding
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What Karpenter's objects say about a GPU node's disruption, whatever the time (carried)."""
+
+    pool: NodePool | None
+    drifted: Condition | None
+    disruption_reason: Condition | None
+    tainted: str
+    """The disruption taint as Karpenter prints it, '' when absent."""
+    deleting: datetime | None
+    expire_after: str
+    """spec.expireAfter of the NodeClaim (else the pool's template): 'Never' or a Go duration."""
+    expire_at: datetime | None
+    tgp: str
+    """spec.terminationGracePeriod of the NodeClaim (else the pool's), '' when unset."""
+    deadline: datetime | None
+    """When Karpenter force-deletes the pods (annotation, event, or deletion + terminationGracePeriod)."""
+    events: tuple[Event, ...]
+    """Disruption, termination and interruption events on the node and its NodeClaim, oldest first."""
+
+
+def _all_facts(snap: Snapshot) -> list[tuple[Node, NodeClaim | None, _Facts]]:
+    idx = snap.index
+    out = []
+    for node, claim in idx.gpu_nodes:
+        pool = idx.nodepool.get(node.nodepool or (claim.nodepool if claim else ""))
+        if claim is None and pool is None:
+            continue  # not a Karpenter node
+        out.append((node, claim, _facts(snap, node, claim, pool)))
+    return out
+
+
+def _facts(snap: Snapshot, node: Node, claim: NodeClaim | None, pool: NodePool | None) -> _Facts:
+    spec = (claim.obj.get("spec") or {}) if claim is not None else {}
+    pool_spec = (((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {}) if pool else {}
+    expire_after = str(spec.get("expireAfter") or (pool.expire_after if pool else "") or "720h")
+    tgp = str(spec.get("terminationGracePeriod") or pool_spec.get("terminationGracePeriod") or "")
+    created = claim.meta.created if claim is not None else node.meta.created
+    seconds = parse_go_duration(expire_after)
+    expire_at = created + timedelta(seconds=seconds) if created is not None and seconds is not None else None
+    idx = snap.index
+    events = list(idx.events("Node", node.name))
+    if claim is not None:
+        events += idx.events("NodeClaim", claim.name)
+    wanted = tuple(sorted((e for e in events if e.reason in _INTERRUPTION or e.reason in (
+        "DisruptionTerminating", "DisruptionLaunching", "TerminationGracePeriodExpiring")),
+        key=lambda e: e.last_seen or e.first_seen or datetime.min.replace(tzinfo=snap.taken_at.tzinfo)))
+    deleting = node.meta.deleting or (claim.meta.deleting if claim is not None else None)
+    deadline = _timestamp((claim.meta.annotations if claim else {}).get(TERMINATION_TIMESTAMP)
+                          or node.meta.annotations.get(TERMINATION_TIMESTAMP))
+    for e in reversed(wanted):
+        if deadline is None and (m := _DELETED_BY.search(e.message)):
+            deadline = _timestamp(m.group(1))
+    tgp_seconds = parse_go_duration(tgp)
+    if deadline is None and deleting is not None and tgp_seconds is not None:
+        deadline = deleting + timedelta(seconds=tgp_seconds)
+    taint = next((t for t in node.taints if t.key in _DISRUPTING_TAINTS), None)
+    drifted = claim.condition("Drifted") if claim else None
+    reason = claim.condition("DisruptionReason") if claim else None
+    return _Facts(pool, drifted if drifted is not None and drifted.status == "True" else None,
+                  reason if reason is not None and reason.status == "True" else None,
+                  str(taint) if taint else "", deleting, expire_after, expire_at, tgp, deadline, wanted)
+
+
+def _timestamp(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Threat:
+    """Why and when the node's GPU jobs go."""
+
+    cause: str
+    """interruption | drift | expiry | consolidation | deletion."""
+    now: bool
+    """The drain is under way (or certain): the jobs are being lost, not at risk."""
+    forced: bool
+    """Pods are deleted whatever do-not-disrupt says (interruption, terminationGracePeriod)."""
+    when: datetime | None
+    """When the jobs go, if known (forced deletion deadline, expiry, interruption + 2 minutes)."""
+    evidence: tuple[Evidence, ...]
+    what: str
+    """Karpenter's action in words, for the title."""
+
+
+def _recent(snap: Snapshot, e: Event, age: timedelta) -> bool:
+    when = e.last_seen or e.first_seen
+    return when is not None and snap.taken_at - when <= age
+
+
+def _event_ev(snap: Snapshot, e: Event) -> Evidence:
+    return Evidence.event(e.involved, e.reason, e.message[:300], e.count, snap.age(e.last_seen or e.first_seen),
+                          type_=e.type)
+
+
+def _threat(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, now: datetime) -> _Threat | None:
+    """The most urgent way Karpenter takes this node away, or None while nothing threatens it."""
+    claim_ref = claim.ref if claim is not None else node.ref
+    # 1. Spot / instance interruption: 2 minutes, nothing stops it.
+    notice = [e for e in f.events if e.reason in _INTERRUPTION and _recent(snap, e, INTERRUPTION_MAX_AGE)]
+    if notice:
+        first = notice[0]
+        when = first.last_seen or first.first_seen
+        return _Threat("interruption", True, True, when + timedelta(minutes=2) if when else None,
+                       tuple(_event_ev(snap, e) for e in notice[-3:]),
+                       f"{first.reason}: the instance goes within 2 minutes of the notice")
+    said = [e for e in f.events if e.reason in ("DisruptionTerminating", "DisruptionLaunching")
+            and _recent(snap, e, EVENT_MAX_AGE)]
+    reason = (f.disruption_reason.reason if f.disruption_reason else "") or next(
+        (m.group(1) for e in reversed(said) if (m := _DISRUPTING.search(e.message))), "")
+    expired = f.expire_at is not None and f.expire_at <= now
+    draining = bool(f.deleting or f.tainted or said or f.deadline)
+    ev: list[Evidence] = []
+    if f.drifted is not None:
+        ev.append(Evidence.condition(claim_ref, f.drifted.as_dict(), snap.age(f.drifted.last_transition)))
+    if f.disruption_reason is not None:
+        ev.append(Evidence.condition(claim_ref, f.disruption_reason.as_dict(),
+                                     snap.age(f.disruption_reason.last_transition)))
+    if f.tainted:
+        ev.append(Evidence.field(node.ref, "spec.taints", f.tainted, note="Karpenter's disruption taint: draining"))
+    if f.deleting is not None:
+        ev.append(Evidence.field(claim_ref if claim is not None and claim.meta.deleting else node.ref,
+                                 "metadata.deletionTimestamp", _stamp(f.deleting),
+                                 note=f"deletion requested {human_age(snap.age(f.deleting))} ago"))
+    ev += [_event_ev(snap, e) for e in said[-2:]]
+    ev += [_event_ev(snap, e) for e in f.events if e.reason == "TerminationGracePeriodExpiring"][-1:]
+    if expired or (f.expire_at is not None and (f.expire_at - now).total_seconds() <= EXPIRY_HORIZON_SECONDS):
+        ev.append(Evidence.field(claim_ref, "spec.expireAfter", f.expire_after,
+                                 note=f"created {_stamp(f.expire_at - _delta(f.expire_after))}: expires "
+                                      f"{_stamp(f.expire_at)} ({_relative(snap, f.expire_at)})"))
+    if f.tgp:
+        ev.append(Evidence.field(claim_ref, "spec.terminationGracePeriod", f.tgp,
+                                 note="pods are force-deleted this long after deletion starts, do-not-disrupt "
+                                      "and PDBs notwithstanding"))
+    if f.deadline is not None:
+        ev.append(Evidence.field(claim_ref, f"metadata.annotations[{TERMINATION_TIMESTAMP}]", _stamp(f.deadline),
+                                 note=f"every pod is deleted by then ({_relative(snap, f.deadline)})"))
+
+    if draining:
+        cause = ({"Drifted": "drift", "Underutilized": "consolidation", "Empty": "consolidation"}.get(reason)
+                 or ("expiry" if expired else "drift" if f.drifted else "deletion"))
+        what = {"drift": f"Karpenter is draining it for drift{_why_drift(f)}",
+                "consolidation": f"Karpenter is consolidating it ({reason})",
+                "expiry": f"its NodeClaim expired (expireAfter {f.expire_after}) and is being deleted",
+                "deletion": "it is being deleted"}[cause]
+        return _Threat(cause, True, f.deadline is not None, f.deadline, tuple(ev), what)
+    if f.drifted is not None:
+        pool = f.pool
+        if pool is not None and zero_budgets(pool, "Drifted", now):
+            return None  # a budget holds drift off right now; Karpenter emits DisruptionBlocked on the pool
+        return _Threat("drift", False, bool(f.tgp), None, tuple(ev),
+                       f"it has drifted{_why_drift(f)}: Karpenter replaces it as soon as a budget allows")
+    if f.expire_at is not None and (f.expire_at - now).total_seconds() <= EXPIRY_HORIZON_SECONDS:
+        tgp = parse_go_duration(f.tgp)
+        when = f.expire_at + timedelta(seconds=tgp) if tgp is not None else f.expire_at
+        return _Threat("expiry", expired, bool(f.tgp), when, tuple(ev),
+                       f"its NodeClaim {'expired' if expired else 'expires'} {_relative(snap, f.expire_at)} "
+                       f"(expireAfter {f.expire_after}): Karpenter deletes it whatever budgets and do-not-disrupt say")
+    return None
+
+
+def _why_drift(f: _Facts) -> str:
+    return f" ({f.drifted.reason})" if f.drifted is not None and f.drifted.reason else ""
+
+
+def _delta(duration: str) -> timedelta:
+    return timedelta(seconds=parse_go_duration(duration) or 0.0)
+
+
+def _stamp(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _relative(snap: Snapshot, when: datetime) -> str:
+    delta = (when - snap.taken_at).total_seconds()
+    return f"in {human_age(delta)}" if delta >= 0 else f"{human_age(-delta)} ago"
+
+
+def _is_job(p: Pod) -> bool:
+    """A GPU pod whose work is lost when it is killed: not a DaemonSet pod or a stateless Deployment replica."""
+    if p.terminal or not p.wants_accelerator:
+        return False
+    return not any(o.get("kind") in _STATELESS_OWNERS for o in p.meta.owners)
+
+
+def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _Threat,
+             jobs: list[Pod]) -> Finding | None:
+    now = snap.taken_at
+    lost: list[tuple[Pod, float, str]] = []  # (pod, seconds of running time lost, how)
+    for p in jobs:
+        protected, why = do_not_disrupt_state(p, now)
+        if protected and not t.forced:
+            continue  # Karpenter waits for it (drift, consolidation, expiry without terminationGracePeriod)
+        since = p.started or p.meta.created
+        ran = snap.age(since) or 0.0
+        if t.forced and t.when is not None:
+            how = f"deleted at {_stamp(t.when)} ({_relative(snap, t.when)})"
+            ran += max((t.when - now).total_seconds(), 0.0)
+        elif t.now:
+            how = "evicted now"
+        else:
+            how = "evicted when the drain starts"
+        if protected:
+            how += f" although {DO_NOT_DISRUPT}={p.meta.annotations[DO_NOT_DISRUPT]}"
+        lost.append((p, ran, how))
+    if not lost:
+        return None
+    lost.sort(key=lambda x: -x[1] * max(x[0].gpus, 1.0))
+    pod, ran, how = lost[0]
+    gpu_hours = sum(r * max(p.gpus, 1.0) for p, r, _ in lost) / 3600
+    more = f" (+{len(lost) - 1} more GPU job(s))" if len(lost) > 1 else ""
+    running = human_age(snap.age(pod.started or pod.meta.created))
+    title = (f"GPU job {pod.namespace}/{pod.name} ({pod.gpus:g} GPU, running {running}) will be {how} on "
+             f"{node.name}: {t.what}{more}")
+    ev = list(t.evidence)
+    for p, r, h in lost[:10]:
+        ev.append(Evidence.field(p.ref, "status.startTime", _stamp(p.started) if p.started else None,
+                                 note=f"{p.gpus:g} GPU(s); loses {human_age(r)} of running time "
+                                      f"(~{r * max(p.gpus, 1.0) / 3600:.0f} GPU-hours) unless checkpointed: {h}"))
+        if DO_NOT_DISRUPT in p.meta.annotations:
+            ev.append(Evidence.field(p.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]",
+                                     p.meta.annotations[DO_NOT_DISRUPT],
+                                     note="not honoured by " + ("interruption" if t.cause == "interruption" else
+                                                                "terminationGracePeriod") if t.forced else ""))
+        else:
+            ev.append(Evidence.absence(p.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]",
+                                       note="nothing asks Karpenter to wait for this job"))
+    text, commands = _remedy(snap, node, claim, f, t, [p for p, _, _ in lost])
+    severity = Severity.ERROR if t.now else None
+    return Finding(
+        subject=node.ref,
+        title=title,
+        evidence=tuple(ev),
+        remediation=Remediation(f"~{gpu_hours:.0f} GPU-hours of running work at stake. " + text, commands),
+        severity=severity,
+        related=tuple(p.ref for p, _, _ in lost) + ((claim.ref,) if claim is not None else ())
+        + ((f.pool.ref,) if f.pool is not None else ()),
+    )
+
+
+def _remedy(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _Threat,
+            pods: list[Pod]) -> tuple[str, tuple[str, ...]]:
+    """The fix for the cause, with commands that fit this node's pool and class."""
+    pool = f.pool.name if f.pool is not None else "<nodepool>"
+    annotate = tuple(f"kubectl annotate pod -n {p.namespace} {p.name} {DO_NOT_DISRUPT}=true --overwrite"
+                     for p in pods[:3] if DO_NOT_DISRUPT not in p.meta.annotations)
+    checkpoint = "Save a checkpoint now if the job can."
+    if t.cause == "interruption":
+        ct = _capacity_patch(f.pool)
+        return (f"{checkpoint} A spot interruption cannot be stopped or delayed (2-minute notice) and ignores "
+                f"{DO_NOT_DISRUPT}. Run long GPU jobs on on-demand or reserved capacity, and checkpoint often.",
+                ((ct,) if ct else ()) + (f"kubectl get events -A --field-selector involvedObject.name={node.name}",))
+    if t.cause == "drift":
+        budget = json.dumps([{"op": "add", "path": "/spec/disruption/budgets/-",
+                              "value": {"nodes": "0", "reasons": ["Drifted"], "schedule": "0 0 * * 0-5",
+                                        "duration": "24h"}}], separators=(",", ":"))
+        cmds = list(annotate if not t.forced else ())
+        text = []
+        if t.forced:
+            text.append(f"{checkpoint} The NodeClaim has terminationGracePeriod {f.tgp}, so drift ignores "
+                        f"{DO_NOT_DISRUPT} and PDBs; only a budget or a new NodeClaim without it protects jobs.")
+        else:
+            text.append(f'Annotate the job {DO_NOT_DISRUPT}: "true" now (Karpenter does not evict it for drift) '
+                        "and in its pod template.")
+        text.append('Then keep drift off training nodes outside a maintenance window: a budget {nodes: "0", '
+                    "reasons: [Drifted]} with a schedule (this one allows drift on Saturdays, UTC).")
+        cmds.append(f"kubectl patch nodepool {pool} --type json -p '{budget}'")
+        pin = _ami_pin(snap, f)
+        if pin:
+            text.append("Pin the AMI so the next accelerated-AMI release does not drift the pool again (AMIDrift "
+                        "comes from the @latest alias).")
+            cmds.append(pin)
+        return " ".join(text), tuple(cmds)
+    if t.cause == "expiry":
+        never = json.dumps({"spec": {"template": {"spec": {"expireAfter": "Never"}}}}, separators=(",", ":"))
+        text = [checkpoint] if t.forced or t.now else []
+        text.append("expireAfter counts from the NodeClaim's creation and ignores budgets and "
+                    f"{DO_NOT_DISRUPT}" + (f"; terminationGracePeriod {f.tgp} then force-deletes every pod" if f.tgp
+                                           else "") + ". This node's deadline cannot be moved.")
+        text.append("For training pools set expireAfter: Never (or longer than the longest job); the change drifts "
+                    "existing nodes, so add a Drifted budget first.")
+        cmds = [f"kubectl patch nodepool {pool} --type merge -p '{never}'"]
+        if not t.forced:
+            cmds = list(annotate) + cmds
+        if claim is not None:
+            cmds.insert(0, f"kubectl get nodeclaim {claim.name} -o jsonpath='{{.metadata.creationTimestamp}} "
+                           "{.spec.expireAfter} {.spec.terminationGracePeriod}'")
+        return " ".join(text), tuple(cmds)
+    if t.cause == "consolidation":
+        return (f'Annotate the job {DO_NOT_DISRUPT}: "true" (Karpenter stops evicting it) and in its pod template; '
+                "for training pools use consolidationPolicy: WhenEmpty.",
+                annotate + (f"kubectl patch nodepool {pool} --type merge -p "
+                            "'{\"spec\":{\"disruption\":{\"consolidationPolicy\":\"WhenEmpty\"}}}'",))
+    return (f"{checkpoint} Someone or something deleted the node or its NodeClaim; find out who before it "
+            "happens again.", annotate + (f"kubectl get events -A --field-selector involvedObject.name={node.name}",))
+
+
+def _capacity_patch(pool: NodePool | None) -> str:
+    if pool is None:
+        return ""
+    raw = ((pool.obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("requirements") or []
+    index = next((i for i, r in enumerate(raw) if isinstance(r, dict) and r.get("key") == "karpenter.sh/capacity-type"),
+                 None)
+    if index is None:
+        return ""
+    return (f"kubectl patch nodepool {pool.name} --type json -p '[{{\"op\":\"replace\",\"path\":"
+            f"\"/spec/template/spec/requirements/{index}\",\"value\":{{\"key\":\"karpenter.sh/capacity-type\","
+            "\"operator\":\"In\",\"values\":[\"on-demand\"]}}]'")
+
+
+def _ami_pin(snap: Snapshot, f: _Facts) -> str:
+    """Pin an `@latest` alias to the release it resolves to now (status.amis), so later releases do not drift
+    the pool again; '' unless the drift is an AMIDrift under an `@latest` alias."""
+    if f.drifted is None or f.drifted.reason != "AMIDrift" or f.pool is None:
+        return ""
+    cls = snap.index.nodeclass.get(f.pool.node_class)
+    if cls is None:
+        return ""
+    alias = next((str(t.get("alias")) for t in cls.ami_terms if str(t.get("alias", "")).endswith("@latest")), "")
+    m = next((m for a in cls.amis if (m := _AMI_VERSION.search(str(a.get("name", ""))))), None)
+    if not alias or m is None:
+        return ""
+    body = json.dumps({"spec": {"amiSelectorTerms": [{"alias": alias.replace("@latest", f"@{m.group(1)}")}]}},
+                      separators=(",", ":"))
+    return f"kubectl patch ec2nodeclass {cls.name} --type merge -p '{body}'"
+

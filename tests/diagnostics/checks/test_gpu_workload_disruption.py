@@ -1,0 +1,275 @@
+"""gpu-workload-disruption: GPU jobs on nodes Karpenter drifts, expires, force-deletes or loses to spot; and when not.
+
+Times are relative to NOW (2026-08-21T10:00:00Z, a Friday). Event and condition texts are Karpenter v1's
+(core disruption/events/events.go, node/termination/terminator/events/events.go; aws interruption/events).
+"""
+
+from __future__ import annotations
+
+import json
+
+from diagnostics import CheckStatus, ObjectRef, Severity, run
+from diagnostics.model import CheckResult, Finding
+from tests.builders import snapshot
+
+NODE = "ip-10-0-61-20.ec2.internal"
+CLAIM = "gpu-training-x4k9p"
+
+
+def pool(expire: str = "720h", budgets: str = '[{nodes: "10%"}]', tgp: str = "") -> str:
+    tgp_line = f"\n      terminationGracePeriod: {tgp}" if tgp else ""
+    return f"""
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: gpu-training}}
+spec:
+  disruption: {{consolidationPolicy: WhenEmpty, consolidateAfter: 1h, budgets: {budgets}}}
+  template:
+    spec:
+      expireAfter: {expire}{tgp_line}
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}
+      requirements:
+      - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
+      - {{key: karpenter.k8s.aws/instance-family, operator: In, values: [p4d]}}
+      taints: [{{key: nvidia.com/gpu, value: "true", effect: NoSchedule}}]
+"""
+
+
+NODECLASS = """
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: gpu}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole-ml-prod
+status:
+  amis:
+  - {id: ami-0b1c2d3e4f5a60718, name: amazon-eks-node-al2023-x86_64-nvidia-1.34-v20260818}
+"""
+
+
+def node(taints: str = "[{key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}]", deleting: str = "",
+         capacity: str = "on-demand") -> str:
+    dt = f'\n  deletionTimestamp: "{deleting}"' if deleting else ""
+    return f"""
+apiVersion: v1
+kind: Node
+metadata:
+  name: {NODE}
+  creationTimestamp: "2026-08-14T08:02:00Z"{dt}
+  labels:
+    karpenter.sh/nodepool: gpu-training
+    karpenter.sh/capacity-type: {capacity}
+    node.kubernetes.io/instance-type: p4d.24xlarge
+    karpenter.k8s.aws/instance-gpu-count: "8"
+spec:
+  providerID: aws:///us-east-1a/i-0aa11bb22cc33dd44
+  taints: {taints}
+status:
+  conditions: [{{type: Ready, status: "True", reason: KubeletReady}}]
+  capacity: {{cpu: "96", memory: 1152Gi, nvidia.com/gpu: "8", pods: "737"}}
+  allocatable: {{cpu: 95690m, memory: 1120Gi, nvidia.com/gpu: "8", pods: "737"}}
+"""
+
+
+def claim(drifted: str = "", reason: str = "", created: str = "2026-08-14T08:00:00Z", expire: str = "720h",
+          tgp: str = "", deleting: str = "", annotations: str = "{}") -> str:
+    conds = ""
+    if drifted:
+        conds += (f'\n  - {{type: Drifted, status: "True", reason: {drifted}, message: {drifted}, '
+                  'lastTransitionTime: "2026-08-21T09:20:00Z"}')
+    if reason:
+        conds += (f'\n  - {{type: DisruptionReason, status: "True", reason: {reason}, '
+                  'lastTransitionTime: "2026-08-21T09:50:00Z"}')
+    dt = f'\n  deletionTimestamp: "{deleting}"' if deleting else ""
+    tgp_line = f"\n  terminationGracePeriod: {tgp}" if tgp else ""
+    return f"""
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: {CLAIM}
+  creationTimestamp: "{created}"{dt}
+  annotations: {annotations}
+  labels: {{karpenter.sh/nodepool: gpu-training, node.kubernetes.io/instance-type: p4d.24xlarge}}
+spec:
+  expireAfter: {expire}{tgp_line}
+  nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}
+status:
+  nodeName: {NODE}
+  providerID: aws:///us-east-1a/i-0aa11bb22cc33dd44
+  imageID: ami-0f3c5a7b9d1e2f401
+  conditions:
+  - {{type: Launched, status: "True", reason: Launched}}
+  - {{type: Registered, status: "True", reason: Registered}}
+  - {{type: Initialized, status: "True", reason: Initialized, lastTransitionTime: "{created}"}}{conds}
+"""
+
+
+def job(name: str = "pretrain-llama-70b-0-7xk2q", annotations: str = "{}", started: str = "2026-08-20T03:00:00Z",
+        owner: str = "Job", gpus: int = 8) -> str:
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: ml
+  annotations: {annotations}
+  ownerReferences: [{{apiVersion: batch/v1, kind: {owner}, name: pretrain-llama-70b, uid: j1}}]
+spec:
+  nodeName: {NODE}
+  containers: [{{name: pytorch, image: ghcr.io/acme/pretrain:2026.08, resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}}}]
+status: {{phase: Running, startTime: "{started}"}}
+"""
+
+
+def event(kind: str, name: str, reason: str, message: str, type_: str = "Normal",
+          at: str = "2026-08-21T09:55:00Z") -> str:
+    return f"""
+apiVersion: v1
+kind: Event
+metadata: {{name: {name}.{reason.lower()}, namespace: default}}
+involvedObject: {{kind: {kind}, name: {name}}}
+reason: {reason}
+type: {type_}
+source: {{component: karpenter}}
+count: 1
+firstTimestamp: "{at}"
+lastTimestamp: "{at}"
+message: {json.dumps(message)}
+"""
+
+
+def result(*docs: str) -> CheckResult:
+    (r,) = run(snapshot(*docs), only=["gpu-workload-disruption"]).results
+    return r
+
+
+def finding(*docs: str) -> Finding:
+    r = result(*docs)
+    assert r.status is CheckStatus.FAILED, r
+    (f,) = r.findings
+    return f
+
+
+DRIFT_DRAIN = (event("Node", NODE, "DisruptionTerminating", "Disrupting Node: Drifted"),
+               event("NodeClaim", CLAIM, "DisruptionTerminating", "Disrupting NodeClaim: Drifted"))
+DISRUPTED_TAINT = ('[{key: nvidia.com/gpu, value: "true", effect: NoSchedule}, '
+                   '{key: karpenter.sh/disrupted, effect: NoSchedule}]')
+
+
+def test_drift_drain_evicts_an_unprotected_training_job() -> None:
+    f = finding(pool(), NODECLASS, node(taints=DISRUPTED_TAINT), claim(drifted="AMIDrift", reason="Drifted"),
+                job(), *DRIFT_DRAIN)
+    assert (f.code, f.check, f.severity) == ("GT503", "gpu-workload-disruption", Severity.ERROR)
+    assert f.subject == ObjectRef("Node", NODE)
+    assert f.title.startswith("GPU job ml/pretrain-llama-70b-0-7xk2q (8 GPU, running 1d7h) will be evicted now on "
+                              f"{NODE}: Karpenter is draining it for drift (AMIDrift)")
+    paths = {e.path: e for e in f.evidence}
+    assert paths["status.conditions[Drifted]"].value["reason"] == "AMIDrift"
+    assert paths["event Normal/DisruptionTerminating"].value == "Disrupting NodeClaim: Drifted"
+    assert paths["spec.taints"].value == "karpenter.sh/disrupted:NoSchedule"
+    assert "loses 1d7h of running time (~248 GPU-hours)" in paths["status.startTime"].note
+    assert paths["metadata.annotations[karpenter.sh/do-not-disrupt]"].kind.value == "absence"
+    cmds = f.remediation.commands
+    assert "kubectl annotate pod -n ml pretrain-llama-70b-0-7xk2q karpenter.sh/do-not-disrupt=true --overwrite" in cmds
+    budget = next(c for c in cmds if "budgets/-" in c)
+    assert '"reasons":["Drifted"]' in budget and '"schedule":"0 0 * * 0-5"' in budget
+    # AMIDrift from an @latest alias: pin the release the class resolves to now.
+    assert ("kubectl patch ec2nodeclass gpu --type merge -p "
+            '\'{"spec":{"amiSelectorTerms":[{"alias":"al2023@v20260818"}]}}\'') in cmds
+    assert "~248 GPU-hours" in f.remediation.text
+    assert ObjectRef("Pod", "pretrain-llama-70b-0-7xk2q", "ml") in f.related
+
+
+def test_drifted_but_not_yet_draining_is_a_warning() -> None:
+    f = finding(pool(), node(), claim(drifted="NodePoolDrifted"), job())
+    assert f.severity is Severity.WARNING
+    assert "will be evicted when the drain starts" in f.title
+    assert "it has drifted (NodePoolDrifted): Karpenter replaces it as soon as a budget allows" in f.title
+    assert not any("ec2nodeclass" in c for c in f.remediation.commands)  # not an AMI drift
+
+
+def test_a_budget_blocking_drifted_during_working_hours_holds_drift_off() -> None:
+    # 09:00 UTC Mon-Fri for 10h: active at NOW (Friday 10:00). Karpenter starts no drift now: no warning.
+    budgets = '[{nodes: "10%"}, {nodes: "0", reasons: [Drifted], schedule: "0 9 * * mon-fri", duration: 10h}]'
+    r = result(pool(budgets=budgets), node(), claim(drifted="AMIDrift"), job())
+    assert r.status is CheckStatus.PASSED and r.examined == 1
+    # Outside the window (a budget for Saturdays only), the same node is reported.
+    budgets = '[{nodes: "0", reasons: [Drifted], schedule: "0 0 * * sat", duration: 24h}]'
+    assert finding(pool(budgets=budgets), node(), claim(drifted="AMIDrift"), job()).severity is Severity.WARNING
+
+
+def test_do_not_disrupt_protects_from_drift_unless_termination_grace_period() -> None:
+    protected = job(annotations='{karpenter.sh/do-not-disrupt: "true"}')
+    r = result(pool(), node(taints=DISRUPTED_TAINT), claim(drifted="AMIDrift", reason="Drifted"), protected,
+               *DRIFT_DRAIN)
+    assert r.status is CheckStatus.PASSED
+    # With terminationGracePeriod drift ignores the annotation: pods are deleted at the deadline.
+    f = finding(pool(), node(taints=DISRUPTED_TAINT),
+                claim(drifted="AMIDrift", reason="Drifted", tgp="2h", deleting="2026-08-21T09:30:00Z"), protected,
+                *DRIFT_DRAIN)
+    assert f.severity is Severity.ERROR
+    assert "will be deleted at 2026-08-21T11:30:00Z (in 1h30m) although karpenter.sh/do-not-disrupt=true" in f.title
+    assert "terminationGracePeriod 2h, so drift ignores karpenter.sh/do-not-disrupt" in f.remediation.text
+
+
+def test_expired_node_with_termination_grace_period_kills_a_do_not_disrupt_job() -> None:
+    f = finding(pool(expire="336h", tgp="4h"), node(deleting="2026-08-21T08:00:05Z"),
+                claim(created="2026-08-07T08:00:00Z", expire="336h", tgp="4h", deleting="2026-08-21T08:00:05Z"),
+                job(annotations='{karpenter.sh/do-not-disrupt: "true"}'),
+                event("Node", NODE, "TerminationGracePeriodExpiring",
+                      "All pods will be deleted by 2026-08-21T12:00:05Z", type_="Warning"))
+    assert f.severity is Severity.ERROR
+    assert ("will be deleted at 2026-08-21T12:00:05Z (in 2h) although karpenter.sh/do-not-disrupt=true on "
+            f"{NODE}: its NodeClaim expired (expireAfter 336h) and is being deleted") in f.title
+    paths = {e.path: e for e in f.evidence}
+    assert paths["event Warning/TerminationGracePeriodExpiring"].value == \
+        "All pods will be deleted by 2026-08-21T12:00:05Z"
+    assert "expires 2026-08-21T08:00:00Z (2h ago)" in paths["spec.expireAfter"].note
+    assert paths["spec.terminationGracePeriod"].value == "4h"
+    # Running 31h now plus the 2h left: what is lost at the deadline.
+    assert "loses 1d9h of running time" in paths["status.startTime"].note
+    assert ("kubectl patch nodepool gpu-training --type merge -p "
+            '\'{"spec":{"template":{"spec":{"expireAfter":"Never"}}}}\'') in f.remediation.commands
+    assert "expireAfter: Never" in f.remediation.text and "cannot be moved" in f.remediation.text
+
+
+def test_expiry_within_a_day_is_a_warning_and_never_is_not() -> None:
+    # Created 29.5 days ago with the default 720h: expires in 12h; the job has no do-not-disrupt.
+    soon = claim(created="2026-07-22T22:00:00Z")
+    f = finding(pool(), node(), soon, job())
+    assert f.severity is Severity.WARNING
+    assert "its NodeClaim expires in 12h (expireAfter 720h)" in f.title
+    # A training pool with expireAfter: Never: an old node and a long job are fine.
+    r = result(pool(expire="Never"), node(), claim(created="2026-05-01T00:00:00Z", expire="Never"), job())
+    assert r.status is CheckStatus.PASSED and r.examined == 1
+
+
+def test_spot_interruption_notice() -> None:
+    f = finding(pool(), node(capacity="spot"), claim(),
+                job(annotations='{karpenter.sh/do-not-disrupt: "true"}'),
+                event("Node", NODE, "SpotInterrupted", "Spot interruption warning was triggered", type_="Warning",
+                      at="2026-08-21T09:59:30Z"))
+    assert f.severity is Severity.ERROR
+    assert "will be deleted at 2026-08-21T10:01:30Z" in f.title and "SpotInterrupted" in f.title
+    assert "ignores karpenter.sh/do-not-disrupt" in f.remediation.text
+    assert any('"values":["on-demand"]' in c for c in f.remediation.commands)
+    # An hour-old notice is about a node that is gone or was spared.
+    old = event("Node", NODE, "SpotInterrupted", "Spot interruption warning was triggered", at="2026-08-21T09:00:00Z")
+    assert result(pool(), node(capacity="spot"), claim(), job(), old).status is CheckStatus.PASSED
+
+
+def test_stateless_replicas_and_healthy_nodes_are_not_reported() -> None:
+    replica = job(name="vllm-7d9f8c-x2k4q", owner="ReplicaSet")
+    assert result(pool(), node(taints=DISRUPTED_TAINT), claim(drifted="AMIDrift", reason="Drifted"), replica,
+                  *DRIFT_DRAIN).status is CheckStatus.PASSED
+    r = result(pool(), node(), claim(), job())
+    assert r.status is CheckStatus.PASSED and r.examined == 1
+
+
+def test_skipped_without_nodeclaims() -> None:
+    from diagnostics.snapshot import SourceState
+
+    (r,) = run(snapshot(pool(), node(), job(), sources={"nodeclaims": SourceState.FORBIDDEN}),
+               only=["gpu-workload-disruption"]).results
+    assert r.status is CheckStatus.SKIPPED and "nodeclaims" in r.reason

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 
-from diagnostics.matching import node_matches
 from diagnostics.model import Evidence
 from diagnostics.records import DaemonSet, Node, Pod, Taint, tolerates_all
 from diagnostics.snapshot import Snapshot
@@ -93,80 +91,10 @@ def pod_of(snap: Snapshot, ds: DaemonSet, node: Node) -> Pod | None:
 
 
 def device_plugin_diagnosis(snap: Snapshot, node: Node) -> tuple[str, list[Evidence], tuple[str, ...]]:
-    """(one-line cause, evidence, commands) for a node that advertises no GPUs."""
-    host = plugin_on_host(node)
-    if host and not _plugin_pod_on(snap, node):
-        return (f"its device plugin runs as a host service on {host} (no DaemonSet) and registered no GPUs "
-                "(driver/NVML problem or its settings.kubelet-device-plugins.nvidia settings)",
-                [host_evidence(node, host, "the device plugin runs on the host: there is no pod to fix; "
-                                           "replace the node if the GPUs do not come back")],
-                ("gputui debug node/" + node.name,))
-    if not snap.status("daemonsets").state.usable:
-        return ("device plugin state unknown (" + snap.status("daemonsets").reason() + ")", [], ())
-    plugins = device_plugin_daemonsets(snap)
-    operator = operator_daemonsets(snap)
-    if not plugins and not operator:
-        return ("no NVIDIA device plugin or GPU Operator DaemonSet in the cluster",
-                [Evidence.absence(None, "DaemonSets matching nvidia-device-plugin / gpu-operator",
-                                  note="nothing registers nvidia.com/gpu with the kubelet")],
-                # The repo first (else "repo nvdp not found"); gfd.enabled labels the nodes the chart's
-                # default affinity requires (nvidia.com/gpu.present / NFD's pci-10de), or it runs nowhere.
-                ("helm repo add nvdp https://nvidia.github.io/k8s-device-plugin && helm repo update",
-                 "helm upgrade --install nvdp nvdp/nvidia-device-plugin -n kube-system --set gfd.enabled=true "
-                 "--set-json 'tolerations=[{\"operator\":\"Exists\"}]'"))
-    ev: list[Evidence] = []
-    causes: list[str] = []
-    commands: list[str] = []
-    pods_known = snap.status("pods").state.usable
-    # When a device plugin DaemonSet exists it is the one that matters; GPU Operator components
-    # (driver, toolkit, validator) are looked at only when there is no plugin to blame.
-    for ds in plugins or operator:
-        ref = ds.ref
-        blocked = untolerated_taints(ds, node)
-        selects = node_matches(ds.node_selector, ds.required_affinity, node.labels)
-        pod = pod_of(snap, ds, node) if pods_known else None
-        if pod is not None:
-            bad = [c for c in pod.containers if not c.ready]
-            if pod.phase != "Running" or bad:
-                c = bad[0] if bad else None
-                detail = (f"{c.reason or c.state}" + (f", {c.restart_count} restarts" if c.restart_count else "")
-                          + (f", last exit {c.last_exit_code} {c.last_reason}".rstrip() if c.last_exit_code else "")
-                          if c else pod.phase)
-                causes.append(f"{ds.meta.name} pod {pod.name} is not ready ({detail})")
-                ev.append(Evidence.field(pod.ref, "status.containerStatuses", detail,
-                                         note=f"pod of DaemonSet {ds.meta.namespace}/{ds.meta.name} on this node"))
-                commands.append(f"kubectl logs -n {pod.namespace} {pod.name} --all-containers --tail=50")
-                if c and c.message:
-                    ev.append(Evidence.field(pod.ref, "state.waiting.message", c.message[:300]))
-            continue
-        if not selects:  # a DaemonSet that never targets the node: its tolerations do not matter
-            missing = {k: v for k, v in ds.node_selector.items() if node.labels.get(k) != v}
-            causes.append(f"{ds.meta.name} nodeSelector/affinity does not match the node"
-                          + (f" (needs {', '.join(f'{k}={v}' for k, v in missing.items())})" if missing else ""))
-            ev.append(Evidence.field(ref, "spec.template.spec.nodeSelector", dict(ds.node_selector) or "affinity",
-                                     note="node labels do not match"))
-            commands.append(f"kubectl get node {node.name} --show-labels")
-        elif blocked:
-            causes.append(f"{ds.meta.name} does not tolerate taint {blocked[0]}")
-            ev.append(Evidence.field(node.ref, "spec.taints", [str(t) for t in blocked],
-                                     note=f"not tolerated by DaemonSet {ds.meta.namespace}/{ds.meta.name}"))
-            ev.append(Evidence.field(ref, "spec.template.spec.tolerations",
-                                     [_tol(t) for t in ds.tolerations] or "none"))
-            toleration = {"key": blocked[0].key, "operator": "Exists", "effect": blocked[0].effect}
-            # Appending to a list that does not exist fails ("doc is missing path"): create it then.
-            op = ({"op": "add", "path": "/spec/template/spec/tolerations/-", "value": toleration} if ds.tolerations
-                  else {"op": "add", "path": "/spec/template/spec/tolerations", "value": [toleration]})
-            commands.append(f"kubectl -n {ds.meta.namespace} patch daemonset {ds.meta.name} --type=json "
-                            f"-p '{json.dumps([op], separators=(',', ':'))}'")
-        elif pods_known and not snap.status("pods").partial:
-            causes.append(f"{ds.meta.name} should run here but has no pod on the node")
-            ev.append(Evidence.absence(ref, f"pod of {ds.meta.name} on {node.name}",
-                                       note=f"DaemonSet desired={ds.desired} ready={ds.ready}"))
-            commands.append(f"kubectl -n {ds.meta.namespace} describe daemonset {ds.meta.name}")
-    if not causes:
-        return ("device plugin pod is running but registered no GPUs (driver/AMI or NVML problem)",
-                ev, ("gputui debug node/" + node.name,))
-    return (causes[0], ev, tuple(dict.fromkeys(commands)))
+    """(one-line cause, evidence, commands) for a node that advertises no GPUs: its stack's first broken layer."""
+    from diagnostics.accelerator_stack import diagnose_node  # it imports this module's neighbours
+    d = diagnose_node(snap, node)
+    return d.cause, list(d.evidence), d.commands
 
 
 def _plugin_pod_on(snap: Snapshot, node: Node) -> bool:

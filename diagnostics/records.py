@@ -214,6 +214,8 @@ class ContainerState:
     last_reason: str = ""
     """Reason of lastState.terminated (e.g. OOMKilled, Error) - why it is crash-looping."""
     last_exit_code: int | None = None
+    last_message: str = ""
+    """lastState.terminated.message: with `terminationMessagePolicy: FallbackToLogsOnError`, the log's last lines."""
     started_at: datetime | None = None
     """state.running.startedAt: when the container last (re)started."""
 

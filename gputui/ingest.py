@@ -411,7 +411,7 @@ def _decoded_container_state(cs: wire.ContainerStatus) -> ContainerState:
     return ContainerState(
         name=cs.name, ready=cs.ready, restart_count=cs.restartCount, state=kind,
         reason=detail.reason, message=detail.message, exit_code=detail.exitCode,
-        last_reason=term.reason, last_exit_code=term.exitCode,
+        last_reason=term.reason, last_exit_code=term.exitCode, last_message=term.message,
         started_at=detail.startedAt if kind == "running" else None,
     )
 
@@ -432,6 +432,7 @@ def _container_state(cs: Mapping[str, Any]) -> ContainerState:
         reason=_s(detail.get("reason")), message=_s(detail.get("message")),
         exit_code=code if isinstance(code, int) else None,
         last_reason=_s(last.get("reason")), last_exit_code=last_code if isinstance(last_code, int) else None,
+        last_message=_s(last.get("message")),
         started_at=timestamp(detail.get("startedAt")) if kind == "running" else None,
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from diagnostics.gpu_components import device_plugin_diagnosis
+from diagnostics.accelerator_stack import Diagnosis, diagnose_node, startup_note
 from diagnostics.node_health import nominations, pending_nominated_to, waiting_pods
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
@@ -24,46 +24,87 @@ def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
     `Initialized=Unknown` (`ResourceNotRegistered`) forever - there is no initialization
     timeout - and pending pods stay nominated to it, so nothing replaces it.
 
+    The finding names the first broken layer of the node's own stack (GPU Operator driver ->
+    container toolkit -> validator -> device plugin; standalone NVIDIA plugin; GKE driver
+    installer and plugin; Neuron or AMD plugin; a plugin built into Bottlerocket), with its pod,
+    state and last log lines; later layers only wait on it. A node younger than its stack's
+    start-up allowance (15 minutes; ~21 for the GPU Operator's driver) whose layer is still
+    starting is reported as info. A DRA node publishes its GPUs as ResourceSlices and is not
+    reported.
+
     Fix:
-    Get the NVIDIA device plugin (or GPU Operator) running on the node: make its DaemonSet
-    tolerate the node's taints and match its labels, fix a crash-looping plugin (driver,
-    NVML), or use a GPU AMI that ships the NVIDIA driver. Then the node advertises GPUs.
+    Fix that layer on that node: make the DaemonSet of the node's vendor tolerate its taints and
+    match its labels, fix the crash its log names (kernel headers, containerd config, NVML:
+    `ERROR_LIBRARY_NOT_FOUND` means a node image without the driver), or install the vendor's
+    device plugin. Replace the node only when the fault is the node's own.
     """
     idx = snap.index
     examined, silent = carried(snap, "gt201-silent-nodes", ("nodes", "nodeclaims"), lambda: _silent(snap))
     yield examined
     nominated = nominations(snap) if silent else {}
     for node, claim, expected in silent:
+        diag = diagnose_node(snap, node)
+        if diag.elsewhere:
+            continue  # a DRA node: its GPUs are ResourceSlice devices, never in allocatable
+        young, age_text = startup_note(snap, node, diag.stack)
         ev: list[Evidence] = [
             Evidence.field(node.ref, "status.allocatable", accelerators(node.allocatable) or "no accelerator resources",
-                           note=f"expected {expected:g} GPU(s) from {_why_expected(node, claim)}"),
+                           note=f"expected {expected:g} {diag.stack.resource} from {_why_expected(node, claim)}; "
+                                f"stack: {diag.stack.describe}"),
         ]
         if claim is not None:
             init = claim.condition("Initialized")
             if init is not None and init.status != "True":
                 ev.append(Evidence.condition(claim.ref, init.as_dict(), snap.age(init.last_transition),
                                              note=f"stuck for {human_age(snap.age(init.last_transition))}"))
-        cause, cause_ev, commands = device_plugin_diagnosis(snap, node)
-        ev.extend(cause_ev)
-        stuck = idx.events("Node", node.name)
-        for e in stuck:
+        ev.extend(diag.evidence)
+        for e in idx.events("Node", node.name):
             if e.reason == "DisruptionBlocked" and "isn't initialized" in e.message:
                 ev.append(Evidence.event(node.ref, e.reason, e.message, e.count, snap.age(e.last_seen)))
                 break
         waiting = [p.ref for p in (waiting_pods(snap, claim, nominated) if claim else
                                    pending_nominated_to(snap, node.name))]
+        severity = None
+        title = f"{node.name} ({node.instance_type or 'GPU node'}) advertises 0 {_unit(diag)}: {diag.cause}"
+        if diag.maintenance or (young and diag.progressing):
+            # Still inside the time its stack may take to come up (or paused on purpose): say so, no alarm.
+            severity = Severity.INFO
+            title = (f"{node.name} ({node.instance_type or 'GPU node'}) is still starting its {diag.stack.vendor_name} "
+                     f"{diag.layer} ({age_text}): {diag.cause}") if not diag.maintenance else title
+        elif age_text:
+            ev.append(Evidence.field(node.ref, "metadata.creationTimestamp", age_text,
+                                     note="past the start-up allowance of its stack" if not young else
+                                     "young, but the layer is failing, not starting"))
         yield Finding(
             subject=node.ref,
-            title=f"{node.name} ({node.instance_type or 'GPU node'}) advertises 0 GPUs: {cause}",
+            title=title,
+            severity=severity,
             evidence=tuple(ev),
-            remediation=Remediation(
-                "Get the NVIDIA device plugin running on this node; until then no GPU pod can use it. "
-                "If it cannot be fixed quickly, cordon and delete the node so Karpenter launches a fresh one.",
-                commands + (f"kubectl describe node {node.name}",
-                            f"kubectl cordon {node.name} && kubectl delete node {node.name}"),
-            ),
+            remediation=_remediation(snap, node, claim, diag),
             related=tuple(waiting) + ((claim.ref,) if claim else ()),
         )
+
+
+def _unit(diag: Diagnosis) -> str:
+    return "Neuron devices" if diag.stack.vendor == "neuron" else "GPUs"
+
+
+def _remediation(snap: Snapshot, node: Node, claim: NodeClaim | None, diag: Diagnosis) -> Remediation:
+    """The fix for the broken layer; replacing the node only where a fresh node would not have the same fault."""
+    text = f"{diag.fix} Until then no pod can use this node's {diag.stack.resource}."
+    commands = diag.commands + (f"kubectl describe node {node.name}",)
+    node_local = diag.stack.provider == "host" or "registered no" in diag.cause or (
+        "Driver/library version mismatch" in diag.cause or "Driver Not Loaded" in diag.cause)
+    karpenter = claim is not None and snap.status("nodeclaims").state.usable
+    if node_local and diag.stack.provider != "dra":
+        if karpenter:
+            text += " If it cannot be fixed quickly, cordon and delete the node so Karpenter launches a fresh one."
+            commands += (f"kubectl cordon {node.name} && kubectl delete node {node.name}",)
+        elif diag.stack.platform == "gke":
+            text += (" If it cannot be fixed quickly, drain the node and delete its VM; the node pool's managed "
+                     "instance group recreates it.")
+            commands += (f"kubectl drain {node.name} --ignore-daemonsets --delete-emptydir-data",)
+    return Remediation(text, commands)
 
 
 def _silent(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, float]]]:

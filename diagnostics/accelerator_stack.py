@@ -1,0 +1,537 @@
+"""The accelerator stack on one node: vendor, resources, who provides them, and the first layer that is broken.
+
+A node's GPUs reach the scheduler through a chain of components, and only the first broken link
+is a cause: later links wait on it and show symptoms (`PodInitializing`, `waiting for nvidia
+container stack to be setup`). Which chain applies depends on the vendor (NVIDIA, AWS Neuron,
+AMD) and the provider (GPU Operator, standalone device plugin, GKE's managed plugin, a plugin
+baked into the OS, a DRA driver). Names, labels and orders are the upstream ones (GPU Operator
+`controllers/state_manager.go` and `assets/state-*`, GoogleCloudPlatform/container-engine-accelerators,
+aws-neuron/neuron-helm-charts, ROCm/k8s-device-plugin, kubernetes-sigs/dra-driver-nvidia-gpu).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from diagnostics.matching import node_matches
+from diagnostics.model import Evidence
+from diagnostics.records import ContainerState, DaemonSet, Node, Pod, Taint, tolerates_all
+from diagnostics.snapshot import Snapshot
+from diagnostics.timeutil import human_age
+
+NVIDIA, NEURON, AMD = "nvidia", "neuron", "amd"
+VENDOR_NAMES = {NVIDIA: "NVIDIA", NEURON: "AWS Neuron", AMD: "AMD"}
+
+STARTUP_ALLOWANCE = 15 * 60.0
+"""How long a new GPU node may take to advertise its accelerators: cluster-autoscaler's
+`--max-node-startup-time` (15m, "GPU can take up to 15 minutes to become allocatable") and
+Karpenter's 15-minute registration TTL."""
+OPERATOR_DRIVER_ALLOWANCE = 60 + 120 * 10.0 + 60
+"""The GPU Operator driver pod's startup probe: 60 s initial delay + 120 failures x 10 s (~21 min)
+before the kubelet restarts a driver that is still compiling (`assets/state-driver/0500_daemonset.yaml`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One component of a stack: the DaemonSets that implement it, in dependency order."""
+
+    name: str
+    """What a human calls it: "driver", "container toolkit", "device plugin" ..."""
+    names: tuple[str, ...]
+    """DaemonSet name prefixes (or exact names) that implement it."""
+    deploy_label: str = ""
+    """GPU Operator gate label (`nvidia.com/gpu.deploy.<x>`), "" outside the operator."""
+    registers: bool = False
+    """This layer registers the accelerators with the kubelet (the device plugin)."""
+
+
+OPERATOR_LAYERS = (
+    Layer("driver", ("nvidia-driver-daemonset", "nvidia-gpu-driver-", "nvidia-vgpu-manager-"),
+          "nvidia.com/gpu.deploy.driver"),
+    Layer("container toolkit", ("nvidia-container-toolkit-daemonset",), "nvidia.com/gpu.deploy.container-toolkit"),
+    Layer("operator validator", ("nvidia-operator-validator",), "nvidia.com/gpu.deploy.operator-validator"),
+    Layer("device plugin", ("nvidia-device-plugin-daemonset",), "nvidia.com/gpu.deploy.device-plugin", True),
+)
+"""The operator's states up to the device plugin (GFD, DCGM exporter and the MIG manager come after it
+and do not stop GPUs from being advertised)."""
+STANDALONE_LAYERS = (Layer("device plugin", ("nvidia-device-plugin",), registers=True),)
+GKE_LAYERS = (
+    Layer("driver installer", ("nvidia-driver-installer",)),
+    Layer("device plugin", ("nvidia-gpu-device-plugin",), registers=True),
+)
+NEURON_LAYERS = (Layer("device plugin", ("neuron-device-plugin",), registers=True),)
+AMD_LAYERS = (Layer("device plugin", ("amdgpu-device-plugin", "amd-gpu-device-plugin"), registers=True),)
+DRA_LAYERS = (Layer("DRA kubelet plugin", ("nvidia-dra-driver-gpu-kubelet-plugin", "dra-driver-nvidia-gpu-kubelet-plugin"),
+                    registers=True),)
+
+_NOT_GPU = ("efa", "sriov", "rdma", "mps-control", "feature-discovery")
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """How accelerators reach the scheduler on one node."""
+
+    vendor: str
+    """nvidia | neuron | amd."""
+    provider: str
+    """gpu-operator | device-plugin | gke | host | dra | none."""
+    platform: str
+    """eks | gke | other (from the providerID and labels)."""
+    resource: str
+    """The extended resource its pods request (`nvidia.com/gpu`, `aws.amazon.com/neuron`, `amd.com/gpu`)."""
+    layers: tuple[Layer, ...]
+    host: str = ""
+    """Where the plugin is part of the OS (Bottlerocket, EKS Auto Mode): no DaemonSet is expected."""
+
+    @property
+    def vendor_name(self) -> str:
+        return VENDOR_NAMES.get(self.vendor, self.vendor)
+
+    @property
+    def describe(self) -> str:
+        who = {"gpu-operator": "GPU Operator", "device-plugin": f"{self.vendor_name} device plugin",
+               "gke": "GKE GPU driver installer + device plugin", "host": f"device plugin built into {self.host}",
+               "dra": "NVIDIA DRA driver", "none": "no device plugin installed"}[self.provider]
+        return f"{self.resource} via {who}"
+
+    @property
+    def allowance(self) -> float:
+        return OPERATOR_DRIVER_ALLOWANCE if self.provider == "gpu-operator" else STARTUP_ALLOWANCE
+
+
+def node_vendor(node: Node) -> str:
+    """NVIDIA unless the node's labels, resources or instance type say AWS Neuron or AMD."""
+    labels = node.labels
+    keys = (*node.capacity, *node.allocatable)
+    if (labels.get("karpenter.k8s.aws/instance-accelerator-manufacturer") == "aws"
+            or any(k.startswith("aws.amazon.com/neuron") for k in keys)
+            or node.instance_type.startswith(("inf1.", "inf2.", "trn1.", "trn1n.", "trn2.", "trn2u."))):
+        return NEURON
+    if (labels.get("karpenter.k8s.aws/instance-gpu-manufacturer") == "amd"
+            or any(k.startswith("amd.com/") for k in keys)
+            or labels.get("feature.node.kubernetes.io/amd-gpu") == "true"
+            or any(k.startswith("amd.com/gpu.") for k in labels)
+            or node.instance_type.startswith("g4ad.")):
+        return AMD
+    return NVIDIA
+
+
+def node_platform(node: Node) -> str:
+    if node.provider_id.startswith("gce://") or "cloud.google.com/gke-nodepool" in node.labels:
+        return "gke"
+    if node.provider_id.startswith("aws://") or "eks.amazonaws.com/nodegroup" in node.labels:
+        return "eks"
+    return "other"
+
+
+def _ds_named(snap: Snapshot, layer: Layer) -> list[DaemonSet]:
+    out = []
+    for ds in snap.daemonsets:
+        name = ds.meta.name.lower()
+        if any(x in name for x in _NOT_GPU):
+            continue
+        if any(name == n or name.startswith(n) or (n.endswith("-") and n in name) or name.endswith("-" + n)
+               for n in layer.names):
+            out.append(ds)
+    return out
+
+
+def _os_image(node: Node) -> str:
+    status = node.obj.get("status")
+    info = status.get("nodeInfo") if isinstance(status, Mapping) else None
+    return str(info.get("osImage") or "") if isinstance(info, Mapping) else ""
+
+
+def _host_plugin(node: Node, vendor: str) -> str:
+    """Bottlerocket's NVIDIA variants and EKS Auto Mode run the NVIDIA device plugin on the host."""
+    if vendor != NVIDIA:
+        return ""
+    if node.labels.get("eks.amazonaws.com/compute-type") == "auto":
+        return "EKS Auto Mode"
+    return "Bottlerocket" if "bottlerocket" in _os_image(node).lower() else ""
+
+
+def _selects(ds: DaemonSet, node: Node) -> bool:
+    return node_matches(ds.node_selector, ds.required_affinity, node.labels)
+
+
+def node_stack(snap: Snapshot, node: Node) -> Stack:
+    """The stack that should make this node's accelerators schedulable."""
+    vendor = node_vendor(node)
+    platform = node_platform(node)
+    if vendor == NEURON:
+        return Stack(vendor, "device-plugin" if _any(snap, NEURON_LAYERS) else "none", platform,
+                     "aws.amazon.com/neuron", NEURON_LAYERS)
+    if vendor == AMD:
+        return Stack(vendor, "device-plugin" if _any(snap, AMD_LAYERS) else "none", platform, "amd.com/gpu", AMD_LAYERS)
+    dra = [ds for ds in _ds_named(snap, DRA_LAYERS[0]) if _selects(ds, node)]
+    if dra or node.labels.get("cloud.google.com/gke-gpu-dra-driver") == "true" \
+            or node.labels.get("nvidia.com/gpu.deploy.dra-driver") == "true":
+        return Stack(vendor, "dra", platform, "gpu.nvidia.com (DRA)", DRA_LAYERS)
+    host = _host_plugin(node, vendor)
+    if host:
+        return Stack(vendor, "host", platform, "nvidia.com/gpu", (), host=host)
+    if platform == "gke" and node.labels.get("gke-no-default-nvidia-gpu-device-plugin") != "true":
+        # Managed drivers are installed by an init container of the plugin pod; a node without
+        # `cloud.google.com/gke-gpu-driver-version` relies on the nvidia-driver-installer DaemonSet.
+        layers = GKE_LAYERS if not node.labels.get("cloud.google.com/gke-gpu-driver-version") else GKE_LAYERS[1:]
+        return Stack(vendor, "gke", platform, "nvidia.com/gpu", layers)
+    if any(_ds_named(snap, layer) for layer in OPERATOR_LAYERS[:3]):
+        return Stack(vendor, "gpu-operator", platform, "nvidia.com/gpu", OPERATOR_LAYERS)
+    if _any(snap, STANDALONE_LAYERS):
+        return Stack(vendor, "device-plugin", platform, "nvidia.com/gpu", STANDALONE_LAYERS)
+    return Stack(vendor, "none", platform, "nvidia.com/gpu", STANDALONE_LAYERS)
+
+
+def _any(snap: Snapshot, layers: tuple[Layer, ...]) -> bool:
+    return any(_ds_named(snap, layer) for layer in layers)
+
+
+# --- the first broken layer ------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """Why a node's accelerators are not advertised: the first broken layer and how to fix it."""
+
+    stack: Stack
+    layer: str
+    cause: str
+    evidence: tuple[Evidence, ...]
+    commands: tuple[str, ...]
+    fix: str
+    progressing: bool = False
+    """The layer is still starting (creating, initializing, compiling): it may come up by itself."""
+    maintenance: bool = False
+    """An intentional pause (driver upgrade, MIG reconfiguration): not a fault."""
+    elsewhere: bool = False
+    """Nothing is broken: the stack publishes its devices outside `status.allocatable` (DRA ResourceSlices)."""
+
+
+_CRASH = ("CrashLoopBackOff", "Error", "RunContainerError", "CreateContainerError", "CreateContainerConfigError",
+          "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "OOMKilled", "StartError")
+
+
+def _rank(c: ContainerState) -> int:
+    """Which not-ready container explains a pod: a crash before a wait, a wait before `PodInitializing`."""
+    if c.reason in _CRASH or (c.state == "terminated" and c.exit_code):
+        return 0
+    if c.restart_count and c.last_exit_code:
+        return 1
+    if c.state == "running":
+        return 2
+    if c.reason == "PodInitializing":
+        return 4
+    return 3
+
+
+def culprit(pod: Pod) -> ContainerState | None:
+    """The container that keeps a pod from being ready (init containers included), or None."""
+    bad = [c for c in pod.containers if not c.ready and not (c.state == "terminated" and c.exit_code == 0)]
+    return min(bad, key=_rank) if bad else None
+
+
+def container_detail(c: ContainerState) -> str:
+    text = c.reason or c.state
+    if c.restart_count:
+        text += f", {c.restart_count} restarts"
+    if c.last_exit_code:
+        text += f", last exit {c.last_exit_code} {c.last_reason}".rstrip()
+    return text
+
+
+def last_lines(c: ContainerState, n: int = 4) -> list[str]:
+    """The last log lines the kubelet kept (termination message, or the waiting message)."""
+    text = c.last_message or c.message
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-n:]
+
+
+_NVML = re.compile(r"(?:Failed to initialize NVML|nvml init failed|failed to initialize nvml|error initializing NVML)"
+                   r":\s*([A-Za-z_/ ]+?)(?:\.|$|\n)", re.IGNORECASE)
+
+
+def nvml_error(text: str) -> str:
+    """`ERROR_LIBRARY_NOT_FOUND`, `Driver/library version mismatch`, `Driver Not Loaded` ... from a plugin's log."""
+    if "could not load NVML library" in (text or ""):  # pre-v0.12 plugins' spelling of the same error
+        return "ERROR_LIBRARY_NOT_FOUND"
+    m = _NVML.search(text or "")
+    return m.group(1).strip() if m else ""
+
+
+NVML_CAUSES = {
+    "ERROR_LIBRARY_NOT_FOUND": "libnvidia-ml.so.1 is not in the plugin container: the node has no NVIDIA driver "
+                               "(a non-GPU AMI/image) or the nvidia runtime did not inject it",
+    "Driver/library version mismatch": "the driver's user-space libraries and the loaded kernel module differ "
+                                       "(driver upgraded without a reboot)",
+    "Driver Not Loaded": "the NVIDIA kernel module is not loaded",
+    "Unknown Error": "the container cannot open /dev/nvidiactl (device cgroup / permissions)",
+}
+
+
+def _nvml_cause(err: str) -> str:
+    for k, v in NVML_CAUSES.items():
+        if k.lower() == err.lower():
+            return v
+    return f"NVML failed to initialize ({err})"
+
+
+def pod_of(snap: Snapshot, ds: DaemonSet, node: Node) -> Pod | None:
+    for p in snap.index.pods_by_node.get(node.name, ()):
+        if p.meta.namespace == ds.meta.namespace and any(
+                o.get("kind") == "DaemonSet" and o.get("name") == ds.meta.name for o in p.meta.owners):
+            return p
+    return None
+
+
+_AUTO_TOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.kubernetes.io/disk-pressure",
+                   "node.kubernetes.io/memory-pressure", "node.kubernetes.io/pid-pressure",
+                   "node.kubernetes.io/unschedulable", "node.kubernetes.io/network-unavailable")
+
+
+def untolerated(ds: DaemonSet, node: Node) -> list[Taint]:
+    """NoSchedule/NoExecute taints a DaemonSet pod does not tolerate (the lifecycle ones are added automatically)."""
+    return [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute") and t.key not in _AUTO_TOLERATED
+            and not tolerates_all(ds.tolerations, t)]
+
+
+def _toleration_patch(ds: DaemonSet, taint: Taint) -> str:
+    tol = {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+    # Appending to a list that does not exist fails ("doc is missing path"): create it then.
+    op = ({"op": "add", "path": "/spec/template/spec/tolerations/-", "value": tol} if ds.tolerations
+          else {"op": "add", "path": "/spec/template/spec/tolerations", "value": [tol]})
+    return (f"kubectl -n {ds.meta.namespace} patch daemonset {ds.meta.name} --type=json "
+            f"-p '{json.dumps([op], separators=(',', ':'))}'")
+
+
+def install_commands(stack: Stack) -> tuple[str, ...]:
+    """How to install the missing device plugin of this vendor and platform."""
+    if stack.vendor == NEURON:
+        # aws-neuron/neuron-helm-charts: DaemonSet neuron-device-plugin in kube-system.
+        return ("helm upgrade --install neuron-helm-chart oci://public.ecr.aws/neuron/neuron-helm-chart "
+                "-n kube-system --set npd.enabled=false",)
+    if stack.vendor == AMD:
+        return ("kubectl create -f https://raw.githubusercontent.com/ROCm/k8s-device-plugin/master/"
+                "k8s-ds-amdgpu-dp.yaml",)
+    if stack.platform == "gke":
+        return ("gcloud container node-pools update POOL --cluster CLUSTER "
+                "--accelerator type=ACCELERATOR,count=N,gpu-driver-version=default",)
+    return ("helm repo add nvdp https://nvidia.github.io/k8s-device-plugin && helm repo update",
+            "helm upgrade --install nvdp nvdp/nvidia-device-plugin -n kube-system --set gfd.enabled=true "
+            "--set-json 'tolerations=[{\"operator\":\"Exists\"}]'")
+
+
+def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
+    """The first broken layer of the node's stack (for a node that advertises none of its accelerators)."""
+    stack = node_stack(snap, node)
+    if stack.provider == "host":
+        return Diagnosis(stack, "host device plugin",
+                         f"its device plugin runs as a host service on {stack.host} (no DaemonSet) and registered no "
+                         "GPUs (driver/NVML problem or its settings.kubelet-device-plugins.nvidia settings)",
+                         (_host_evidence(node, stack.host),), ("gputui debug node/" + node.name,),
+                         "There is no plugin pod to fix: look at the host's driver with a debug pod; replace the node "
+                         "if the GPUs do not come back.")
+    paused = _maintenance(node)
+    if paused is not None:
+        return Diagnosis(
+            stack, "maintenance", paused[0], paused[1], (f"kubectl get node {node.name} --show-labels",),
+            "Wait for the GPU Operator to finish; the operands come back by themselves.", maintenance=True)
+    if not snap.status("daemonsets").state.usable:
+        return Diagnosis(stack, "unknown", "device plugin state unknown (" + snap.status("daemonsets").reason() + ")",
+                         (), (), "Grant read access to DaemonSets to see which layer is broken.")
+    if stack.provider == "none":
+        what = f"{stack.vendor_name} device plugin" + (" or GPU Operator" if stack.vendor == NVIDIA else "")
+        return Diagnosis(stack, "device plugin", f"no {what} DaemonSet in the cluster: nothing registers {stack.resource}",
+                         (Evidence.absence(None, f"DaemonSets of the {what} ({', '.join(stack.layers[0].names)})",
+                                           note=f"nothing registers {stack.resource} with the kubelet"),),
+                         install_commands(stack), f"Install the {what}; it must tolerate the node's taints.")
+    pods_known = snap.status("pods").state.usable
+    for layer in stack.layers:
+        daemonsets = _ds_named(snap, layer)
+        if not daemonsets:
+            if layer.registers:
+                what = f"{stack.vendor_name} {layer.name}"
+                return Diagnosis(stack, layer.name, f"no {what} DaemonSet in the cluster",
+                                 (Evidence.absence(None, f"DaemonSet {' / '.join(layer.names)}"),),
+                                 install_commands(stack), f"Install the {what}.")
+            continue  # an optional layer that is not deployed (driver pre-installed, managed GKE driver)
+        gate = node.labels.get(layer.deploy_label, "") if layer.deploy_label else ""
+        if layer.deploy_label and gate in ("pre-installed", "false"):
+            continue  # operator told not to run it here (host driver, or disabled by the admin)
+        found = _judge_layer(snap, node, stack, layer, daemonsets, pods_known)
+        if found is not None:
+            return found  # later layers wait on this one: their state is a symptom
+    if stack.provider == "dra":
+        return Diagnosis(stack, "DRA kubelet plugin", "its GPUs are published as ResourceSlice devices, not as "
+                         "nvidia.com/gpu in status.allocatable", (), (f"kubectl get resourceslices "
+                                                                     f"--field-selector spec.nodeName={node.name}",),
+                         "Nothing to fix: pods get these GPUs through ResourceClaims.", elsewhere=True)
+    return Diagnosis(stack, "device plugin",
+                     f"the {stack.vendor_name} device plugin pod is running but registered no "
+                     f"{'Neuron devices' if stack.vendor == NEURON else 'GPUs'} (driver/AMI or NVML problem)", (), ("gputui debug node/" + node.name,),
+                     "Look at the plugin's log and at the driver on the node.")
+
+
+def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemonsets: list[DaemonSet],
+                 pods_known: bool) -> Diagnosis | None:
+    """None when this layer is fine on the node; else why it is not."""
+    for ds in daemonsets:
+        pod = pod_of(snap, ds, node) if pods_known else None
+        if pod is not None:
+            return _judge_pod(snap, node, stack, layer, ds, pod)
+    selecting = [ds for ds in daemonsets if _selects(ds, node)]
+    if not selecting:
+        ds = daemonsets[0]
+        missing = {k: v for k, v in ds.node_selector.items() if node.labels.get(k) != v}
+        cause = f"{ds.meta.name} nodeSelector/affinity does not match the node" + (
+            f" (needs {', '.join(f'{k}={v}' for k, v in missing.items())})" if missing else "")
+        ev = [Evidence.field(ds.ref, "spec.template.spec.nodeSelector", dict(ds.node_selector) or "affinity",
+                             note="node labels do not match")]
+        fix = f"Give the node the labels the {layer.name} DaemonSet selects, or widen its nodeSelector/affinity."
+        if stack.provider == "gpu-operator" and node.labels.get("nvidia.com/gpu.present") != "true":
+            cause = ("the GPU Operator did not label the node nvidia.com/gpu.present=true (Node Feature Discovery "
+                     "found no NVIDIA PCI device: its worker pod is missing on the node or lacks a toleration)")
+            ev.append(Evidence.field(node.ref, "metadata.labels[feature.node.kubernetes.io/pci-10de.present]",
+                                     node.labels.get("feature.node.kubernetes.io/pci-10de.present") or "absent"))
+            fix = "Get the NFD worker running on the node (tolerate its taints); the operator then labels it."
+        return Diagnosis(stack, layer.name, cause, tuple(ev), (f"kubectl get node {node.name} --show-labels",), fix)
+    ds = selecting[0]
+    blocked = untolerated(ds, node)
+    if blocked:
+        return Diagnosis(
+            stack, layer.name, f"{ds.meta.name} does not tolerate taint {blocked[0]}",
+            (Evidence.field(node.ref, "spec.taints", [str(t) for t in blocked],
+                            note=f"not tolerated by DaemonSet {ds.meta.namespace}/{ds.meta.name}"),
+             Evidence.field(ds.ref, "spec.template.spec.tolerations",
+                            [_tol(t) for t in ds.tolerations] or "none")),
+            (_toleration_patch(ds, blocked[0]),),
+            f"Make the {stack.vendor_name} {layer.name} DaemonSet tolerate the node's taint.")
+    if not pods_known or snap.status("pods").partial:
+        return None
+    return Diagnosis(stack, layer.name, f"{ds.meta.name} should run here but has no pod on the node",
+                     (Evidence.absence(ds.ref, f"pod of {ds.meta.name} on {node.name}",
+                                       note=f"DaemonSet desired={ds.desired} ready={ds.ready}"),),
+                     (f"kubectl -n {ds.meta.namespace} describe daemonset {ds.meta.name}",),
+                     f"See why the {layer.name} DaemonSet creates no pod on the node (its events).",
+                     progressing=True)
+
+
+# Init containers that only wait for an earlier layer: their pod is blocked, not broken.
+_WAITS_FOR = {"driver-validation": "driver", "toolkit-validation": "container toolkit",
+              "plugin-validation": "device plugin", "k8s-driver-manager": "driver"}
+
+
+def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: DaemonSet, pod: Pod) -> Diagnosis | None:
+    c = culprit(pod)
+    if pod.phase == "Running" and c is None:
+        return None
+    ref = pod.ref
+    ev: list[Evidence] = []
+    detail = container_detail(c) if c else pod.phase
+    cname = c.name if c else ""
+    ev.append(Evidence.field(ref, f"status.containerStatuses[{cname}]" if cname else "status.phase", detail,
+                             note=f"pod of DaemonSet {ds.meta.namespace}/{ds.meta.name} ({stack.vendor_name} "
+                                  f"{layer.name}) on this node"))
+    lines = last_lines(c) if c else []
+    if lines:
+        ev.append(Evidence.field(ref, f"lastState.terminated.message[{cname}]" if c and c.last_message
+                                 else f"state.waiting.message[{cname}]", "\n".join(lines),
+                                 note="last log lines kept by the kubelet"))
+    logs = f"kubectl logs -n {pod.namespace} {pod.name}" + (f" -c {cname}" if cname else " --all-containers") \
+        + (" --previous" if c and c.restart_count else "") + " --tail=50"
+    crashing = c is not None and _rank(c) <= 1
+    text = " ".join(lines) + " " + (c.message if c else "")
+    nvml = nvml_error(text)
+    # A client's wait on an earlier layer (toolkit-validation, plugin-validation) is a symptom of that layer.
+    waits_on = _WAITS_FOR.get(cname, "") if c is not None and not crashing else ""
+    if waits_on and waits_on != layer.name and layer.name == "operator validator" and waits_on == "device plugin":
+        return None  # the validator waits for GPUs to be advertised: judge the device plugin instead
+    state = f"container {cname}: {detail}" if cname else detail
+    cause = f"{stack.vendor_name} {layer.name} pod {pod.name} is not ready ({state})"
+    fix = _layer_fix(stack, layer, cname, nvml)
+    commands = [logs]
+    if nvml:
+        cause += f": Failed to initialize NVML: {nvml} - {_nvml_cause(nvml)}"
+        commands.append(f"kubectl get node {node.name} -o jsonpath='{{.status.nodeInfo.osImage}}'")
+        if nvml.upper() == "ERROR_LIBRARY_NOT_FOUND" and node.labels.get("karpenter.k8s.aws/ec2nodeclass"):
+            nc = node.labels["karpenter.k8s.aws/ec2nodeclass"]
+            commands.append(f"kubectl get ec2nodeclass {nc} -o jsonpath='{{.status.amis}}'")
+    elif layer.name == "driver" and stack.provider == "gpu-operator":
+        commands.append(f"kubectl logs -n {pod.namespace} {pod.name} -c nvidia-driver-ctr --tail=50")
+    elif layer.name == "container toolkit":
+        commands.append(f"kubectl logs -n {pod.namespace} {pod.name} -c nvidia-container-toolkit-ctr --tail=50")
+    progressing = not crashing and pod.phase in ("Pending", "Running")
+    return Diagnosis(stack, layer.name, cause, tuple(ev), tuple(dict.fromkeys(commands)), fix, progressing=progressing)
+
+
+def _layer_fix(stack: Stack, layer: Layer, container: str, nvml: str) -> str:
+    if nvml.upper() == "ERROR_LIBRARY_NOT_FOUND":
+        if stack.platform == "eks":
+            return ("The node has no NVIDIA driver libraries visible to the plugin: launch it from an NVIDIA GPU AMI "
+                    "(EC2NodeClass amiSelectorTerms alias al2023@... resolves the nvidia variant for GPU instances; a "
+                    "custom AMI must ship the driver), or set the plugin's runtimeClassName to nvidia.")
+        return "Install the NVIDIA driver on the node image, or run the plugin with the nvidia runtime class."
+    if nvml:
+        return f"Fix the driver on the node ({_nvml_cause(nvml)}): reboot or replace it."
+    if stack.provider == "gpu-operator":
+        return {
+            "driver": "Fix the GPU Operator driver pod: its log names the failure (kernel headers for the running "
+                      "kernel, package repository access, a driver already loaded). Until it runs, the toolkit, "
+                      "validator and device plugin wait on it.",
+            "container toolkit": "Fix the container toolkit pod (containerd config/socket paths: CONTAINERD_CONFIG, "
+                                 "CONTAINERD_SOCKET); the validator and device plugin wait on it.",
+            "operator validator": f"The operator validator's {container or 'init'} step fails; its log says which "
+                                  "(toolkit-validation = container runtime, cuda-validation = driver/CUDA); the device "
+                                  "plugin waits for it.",
+            "device plugin": "Fix the GPU Operator device plugin pod (its log).",
+        }.get(layer.name, f"Fix the {layer.name}.")
+    if stack.provider == "gke":
+        if layer.name == "driver installer" or container == "nvidia-driver-installer":
+            return ("The GKE NVIDIA driver installer fails: check its log; on a node pool with gpu-driver-version "
+                    "set, GKE installs the driver itself (do not also apply the installer DaemonSet).")
+        return "GKE manages this device plugin: look at its log, then recreate the node (or upgrade the node pool)."
+    return f"Fix the {stack.vendor_name} {layer.name} pod (its log names the failure)."
+
+
+def _maintenance(node: Node) -> tuple[str, tuple[Evidence, ...]] | None:
+    """A GPU Operator driver upgrade or MIG reconfiguration in progress: the operands are gone on purpose."""
+    labels = node.labels
+    for k, v in labels.items():
+        if k.startswith("nvidia.com/gpu.deploy.") and v.endswith(("paused-for-driver-upgrade", "paused-for-mig-change")):
+            return (f"GPU Operator maintenance in progress ({k}={v})",
+                    (Evidence.field(node.ref, f"metadata.labels[{k}]", v, note="operands stopped on purpose"),))
+    state = labels.get("nvidia.com/mig.config.state", "")
+    if state in ("pending", "rebooting"):
+        return (f"MIG reconfiguration in progress (nvidia.com/mig.config.state={state})",
+                (Evidence.field(node.ref, "metadata.labels[nvidia.com/mig.config.state]", state),))
+    up = labels.get("nvidia.com/gpu-driver-upgrade-state", "")
+    if up and up not in ("upgrade-done", "upgrade-failed"):
+        return (f"GPU driver upgrade in progress (nvidia.com/gpu-driver-upgrade-state={up})",
+                (Evidence.field(node.ref, "metadata.labels[nvidia.com/gpu-driver-upgrade-state]", up),))
+    return None
+
+
+def _host_evidence(node: Node, host: str) -> Evidence:
+    note = "the device plugin runs on the host: there is no pod to fix; replace the node if the GPUs do not come back"
+    if host == "EKS Auto Mode":
+        return Evidence.field(node.ref, "metadata.labels[eks.amazonaws.com/compute-type]", "auto", note=note)
+    return Evidence.field(node.ref, "status.nodeInfo.osImage", _os_image(node), note=note)
+
+
+def _tol(t: object) -> str:
+    key = getattr(t, "key", "") or "*"
+    op = getattr(t, "operator", "")
+    val = getattr(t, "value", "")
+    eff = getattr(t, "effect", "") or "*"
+    return f"{key} {op} {val}:{eff}".replace("  ", " ")
+
+
+def startup_note(snap: Snapshot, node: Node, stack: Stack) -> tuple[bool, str]:
+    """(young, text): whether the node is within its stack's start-up allowance, and how long it has been."""
+    age = snap.age(node.meta.created)
+    if age is None:
+        return False, ""
+    young = age < stack.allowance
+    return young, f"{human_age(age)} old, start-up allowance {human_age(stack.allowance)}"

@@ -1,0 +1,181 @@
+"""The accelerator stack of a node and its first broken layer, as gpu-not-advertised reports them.
+
+Objects are shaped like the upstream ones: GPU Operator operands (`assets/state-*`: DaemonSet names,
+init containers, `nvidia.com/gpu.deploy.*` gates), the standalone plugin's NVML failure block
+(k8s-device-plugin `internal/plugin/factory.go`), the Neuron chart's `neuron-device-plugin`.
+"""
+
+from __future__ import annotations
+
+from diagnostics import Severity, run
+from diagnostics.accelerator_stack import diagnose_node, node_stack, nvml_error
+from tests.builders import snapshot
+
+NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: ip-10-0-12-34.ec2.internal
+  creationTimestamp: "2026-08-21T09:20:00Z"
+  labels:
+    karpenter.sh/nodepool: gpu
+    karpenter.k8s.aws/ec2nodeclass: gpu
+    node.kubernetes.io/instance-type: g5.2xlarge
+    karpenter.k8s.aws/instance-gpu-count: "1"
+    karpenter.k8s.aws/instance-gpu-manufacturer: nvidia
+    nvidia.com/gpu.present: "true"
+    nvidia.com/gpu.deploy.driver: "true"
+    nvidia.com/gpu.deploy.container-toolkit: "true"
+    nvidia.com/gpu.deploy.operator-validator: "true"
+    nvidia.com/gpu.deploy.device-plugin: "true"
+spec:
+  providerID: aws:///us-east-1b/i-0abc123def4567890
+  taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]
+status:
+  conditions: [{type: Ready, status: "True", reason: KubeletReady}]
+  capacity: {cpu: "8", memory: 32Gi, pods: "58"}
+  allocatable: {cpu: 7910m, memory: 30Gi, pods: "58"}
+"""
+
+
+def ds(name: str, gate: str, ns: str = "gpu-operator") -> str:
+    return f"""
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    spec:
+      nodeSelector: {{{gate}: "true"}}
+      tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
+      containers: [{{name: c, image: nvcr.io/nvidia/x}}]
+status: {{desiredNumberScheduled: 1, numberReady: 0}}
+"""
+
+
+OPERATOR = "---".join([
+    ds("nvidia-driver-daemonset", "nvidia.com/gpu.deploy.driver"),
+    ds("nvidia-container-toolkit-daemonset", "nvidia.com/gpu.deploy.container-toolkit"),
+    ds("nvidia-operator-validator", "nvidia.com/gpu.deploy.operator-validator"),
+    ds("nvidia-device-plugin-daemonset", "nvidia.com/gpu.deploy.device-plugin"),
+])
+
+
+def pod(name: str, owner: str, phase: str, statuses: str, ns: str = "gpu-operator") -> str:
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: {ns}
+  ownerReferences: [{{apiVersion: apps/v1, kind: DaemonSet, name: {owner}, uid: u1}}]
+spec: {{nodeName: ip-10-0-12-34.ec2.internal, containers: [{{name: c, image: x}}]}}
+status:
+  phase: {phase}
+  containerStatuses:
+{statuses}"""
+
+
+DRIVER_CRASH = pod("nvidia-driver-daemonset-7xk2p", "nvidia-driver-daemonset", "Pending", """
+  - name: nvidia-driver-ctr
+    ready: false
+    restartCount: 0
+    state: {waiting: {reason: PodInitializing}}
+  - name: k8s-driver-manager
+    ready: false
+    restartCount: 9
+    state: {waiting: {reason: CrashLoopBackOff, message: back-off 5m0s restarting failed container}}
+    lastState:
+      terminated:
+        exitCode: 1
+        reason: Error
+        message: |
+          Uncordoning node ip-10-0-12-34.ec2.internal...
+          Could not unload NVIDIA driver kernel modules, driver is in use
+""")
+TOOLKIT_WAITING = pod("nvidia-container-toolkit-daemonset-q8w2n", "nvidia-container-toolkit-daemonset", "Pending", """
+  - {name: nvidia-container-toolkit-ctr, ready: false, restartCount: 0, state: {waiting: {reason: PodInitializing}}}
+  - {name: driver-validation, ready: false, restartCount: 0, state: {running: {}}}
+""")
+PLUGIN_WAITING = pod("nvidia-device-plugin-daemonset-zz9kq", "nvidia-device-plugin-daemonset", "Pending", """
+  - {name: nvidia-device-plugin, ready: false, restartCount: 0, state: {waiting: {reason: PodInitializing}}}
+  - {name: toolkit-validation, ready: false, restartCount: 0, state: {running: {}}}
+""")
+
+
+def test_operator_driver_crash_is_the_first_broken_layer_not_the_plugins_init() -> None:
+    snap = snapshot(NODE, OPERATOR, DRIVER_CRASH, TOOLKIT_WAITING, PLUGIN_WAITING)
+    d = diagnose_node(snap, snap.nodes[0])
+    assert (d.stack.provider, d.layer) == ("gpu-operator", "driver")
+    assert "nvidia-driver-daemonset-7xk2p" in d.cause and "k8s-driver-manager: CrashLoopBackOff, 9 restarts" in d.cause
+    assert "PodInitializing" not in d.cause
+    (f,) = run(snap, only=["gpu-not-advertised"]).findings
+    assert f.severity is Severity.ERROR
+    lines = [e.value for e in f.evidence if e.path.startswith("lastState.terminated.message")]
+    assert lines and "Could not unload NVIDIA driver kernel modules, driver is in use" in lines[0]
+    assert ("kubectl logs -n gpu-operator nvidia-driver-daemonset-7xk2p -c k8s-driver-manager --previous --tail=50"
+            in f.remediation.commands)
+    assert not any("delete node" in c for c in f.remediation.commands)  # a fresh node would run the same operator
+
+
+def test_young_node_whose_plugin_is_starting_is_info_and_says_how_long() -> None:
+    young = NODE.replace('creationTimestamp: "2026-08-21T09:20:00Z"', 'creationTimestamp: "2026-08-21T09:58:45Z"')
+    plugin = ds("nvidia-device-plugin-daemonset", "nvidia.com/gpu.present", ns="kube-system")
+    starting = pod("nvidia-device-plugin-daemonset-5bf8q", "nvidia-device-plugin-daemonset", "Pending", """
+  - {name: nvidia-device-plugin-ctr, ready: false, restartCount: 0, state: {waiting: {reason: ContainerCreating}}}
+""", ns="kube-system")
+    (f,) = run(snapshot(young, plugin, starting), only=["gpu-not-advertised"]).findings
+    assert f.severity is Severity.INFO
+    assert "still starting" in f.title and "75s old, start-up allowance 15m" in f.title
+    # The same node 40 minutes old: an error, and the text says how old.
+    (old,) = run(snapshot(NODE, plugin, starting), only=["gpu-not-advertised"]).findings
+    assert old.severity is Severity.ERROR
+    assert any(e.path == "metadata.creationTimestamp" and e.value.startswith("40m old") for e in old.evidence)
+
+
+def test_nvml_library_not_found_names_the_node_image() -> None:
+    plugin = ds("nvidia-device-plugin-daemonset", "nvidia.com/gpu.present", ns="kube-system")
+    crash = pod("nvidia-device-plugin-daemonset-5bf8q", "nvidia-device-plugin-daemonset", "Running", """
+  - name: nvidia-device-plugin-ctr
+    ready: false
+    restartCount: 11
+    state: {waiting: {reason: CrashLoopBackOff}}
+    lastState:
+      terminated:
+        exitCode: 1
+        reason: Error
+        message: |
+          I0821 09:41:02.118530       1 factory.go:48] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.
+          E0821 09:41:02.118571       1 main.go:132] error starting plugins: error creating plugin manager: unable to create plugin manager: nvml init failed: ERROR_LIBRARY_NOT_FOUND
+""", ns="kube-system")
+    (f,) = run(snapshot(NODE, plugin, crash), only=["gpu-not-advertised"]).findings
+    assert "ERROR_LIBRARY_NOT_FOUND" in f.title and "no NVIDIA driver" in f.title
+    assert "NVIDIA GPU AMI" in f.remediation.text
+    assert "kubectl get ec2nodeclass gpu -o jsonpath='{.status.amis}'" in f.remediation.commands
+
+
+NEURON_NODE = (NODE.replace("g5.2xlarge", "inf2.xlarge")
+               .replace("karpenter.k8s.aws/instance-gpu-count: \"1\"", "karpenter.k8s.aws/instance-accelerator-count: \"1\"")
+               .replace("karpenter.k8s.aws/instance-gpu-manufacturer: nvidia",
+                        "karpenter.k8s.aws/instance-accelerator-manufacturer: aws")
+               .replace("{key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}",
+                        "{key: aws.amazon.com/neuron, value: \"true\", effect: NoSchedule}"))
+
+
+def test_neuron_node_without_its_plugin_is_not_told_to_patch_the_nvidia_plugin() -> None:
+    plugin = ds("nvidia-device-plugin-daemonset", "nvidia.com/gpu.present", ns="kube-system")
+    snap = snapshot(NEURON_NODE, plugin)
+    assert node_stack(snap, snap.nodes[0]).vendor == "neuron"
+    (f,) = run(snap, only=["gpu-not-advertised"]).findings
+    assert "advertises 0 Neuron devices: no AWS Neuron device plugin DaemonSet" in f.title
+    text = f.remediation.text + " ".join(f.remediation.commands)
+    assert "nvidia" not in text.lower()
+    assert any("oci://public.ecr.aws/neuron/neuron-helm-chart" in c for c in f.remediation.commands)
+
+
+def test_nvml_error_spellings() -> None:
+    assert nvml_error("Failed to initialize NVML: Driver/library version mismatch") == "Driver/library version mismatch"
+    assert nvml_error("nvml init failed: ERROR_LIBRARY_NOT_FOUND") == "ERROR_LIBRARY_NOT_FOUND"
+    assert nvml_error("Failed to initialize NVML: could not load NVML library.") == "ERROR_LIBRARY_NOT_FOUND"
+    assert nvml_error("Starting to serve 'nvidia.com/gpu'") == ""

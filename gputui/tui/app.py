@@ -99,6 +99,8 @@ class GputuiApp(App[int]):
         self.data_version = 0
         """Bumped for every frame shown; screens compare it to know they are behind."""
         self.diagnose_error = ""
+        self.namespace_note = ""
+        """Set when only one namespace can be seen: the banner says what is out of sight."""
         self._model = self._new_model()
         self._diagnosis: Diagnosis | None = None
         """The newest finished diagnostics run (set by its worker thread)."""

@@ -29,6 +29,19 @@ def find(snap: Snapshot, ref: ObjectRef) -> Any:
     return table.get(ref.name)
 
 
+def similar_names(snap: Snapshot, ref: ObjectRef, limit: int = 3) -> list[str]:
+    """Names of the same kind that contain what was typed (`:node 31-203` for a full node name)."""
+    idx = snap.index
+    names: Any = {"Node": idx.node, "NodeClaim": idx.nodeclaim, "NodePool": idx.nodepool,
+                  "EC2NodeClass": idx.nodeclass}.get(ref.kind)
+    if ref.kind == "Pod":
+        names = [f"{ns}/{n}" for ns, n in idx.pod]
+    needle = ref.name.lower()
+    if not names or not needle:
+        return []
+    return sorted(n for n in names if needle in n.lower())[:limit]
+
+
 def labels_of(snap: Snapshot, ref: ObjectRef | None) -> Mapping[str, str]:
     rec = find(snap, ref) if ref is not None else None
     return rec.meta.labels if rec is not None else {}

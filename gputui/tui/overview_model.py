@@ -26,7 +26,7 @@ from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod
 from diagnostics.snapshot import Snapshot, is_gpu_node
 from gputui import rows
 from gputui.store import Changes
-from gputui.tui import cells
+from gputui.tui import cells, honesty
 from gputui.tui.cells import TableRow
 
 Key = tuple[str | None, str]
@@ -261,7 +261,7 @@ class OverviewModel:
             self._mark(ref)  # only rows whose findings changed: a rebuilt row that moves re-sorts its table
         self._worst, self._by_subject, self._explained, self._involved = read_by_rows
         self._findings = dict(zip(cells.finding_keys(findings), findings))
-        self._findings_title = findings_title(report)
+        self._findings_title = findings_title(report, diagnosis.snapshot if diagnosis is not None else None)
         before = self._rows["findings"]
         after: dict[str, TableRow] = {}
         for k, f in self._findings.items():
@@ -410,9 +410,10 @@ class OverviewModel:
                      self._labels)
 
 
-def findings_title(report: Report | None) -> Text:
-    """`Findings · 3 findings: 2 error · 1 warning  (⏎ evidence · f checklist)`."""
-    title = Text.assemble(("Findings", "bold"), " · ", cells.findings_summary(report))
+def findings_title(report: Report | None, snap: Snapshot | None = None) -> Text:
+    """`Findings · 3 findings: 2 error · 1 warning  (⏎ evidence · f checklist)`; never an all-clear
+    the sources behind `snap` (the diagnosed snapshot) could not back (gputui.tui.honesty)."""
+    title = Text.assemble(("Findings", "bold"), " · ", honesty.findings_summary(report, snap))
     if report is not None and report.findings:
         title.append("  (⏎ evidence · f checklist)", style="dim")
     return title

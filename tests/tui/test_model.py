@@ -196,7 +196,7 @@ def test_jump_resolves_views_aliases_and_objects() -> None:
 def test_status_text_names_failing_sources_and_counts_healthy_ones() -> None:
     snap = snapshot(CHAIN, sources={"nodeclaims": SourceState.FORBIDDEN})
     text = status_text(snap).plain
-    assert text.startswith("● live · 9 sources ok")
+    assert text.startswith("● limited · 9 sources ok")  # not "live": one source cannot be seen
     assert "nodeclaims forbidden (list nodeclaims)" in text
     assert "updated 10:00:00" in text
     bundle = status_text(snap, bundle_time=snap.taken_at).plain

@@ -9,9 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from rich.text import Text
+from textual.widgets import Footer, Header, Static
 
 from diagnostics.model import ObjectRef
+from diagnostics.snapshot import Snapshot
+from gputui.tui.honesty import BAD, OK, LEVEL_STYLE, Sight, sight
 from gputui.tui.widgets.status_line import StatusLine, status_text
 
 if TYPE_CHECKING:
@@ -38,6 +41,7 @@ class DataScreen(Screen[None]):
     def __init__(self, name: str | None = None, id: str | None = None) -> None:
         super().__init__(name=name, id=id)
         self.data_version = -1
+        self._banner = ""
 
     @property
     def gapp(self) -> GputuiApp:
@@ -45,6 +49,7 @@ class DataScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield Static("", id="banner", classes="banner")
         yield from self.compose_body()
         yield StatusLine(id="status")
         yield Footer(compact=True, show_command_palette=False)
@@ -77,8 +82,26 @@ class DataScreen(Screen[None]):
         except NoMatches:
             return  # composing or torn down (see refresh_data)
         # One line of fixed height: no relayout of the whole screen for it on every snapshot.
-        status.update(status_text(app.snapshot, bundle_time=app.bundle_time, error=app.diagnose_error),
-                      layout=False)
+        status.update(status_text(app.snapshot, bundle_time=app.bundle_time, error=app.diagnose_error,
+                                  read_only=app.read_only), layout=False)
+        self._show_banner(app.snapshot)
+
+    def _show_banner(self, snap: object) -> None:
+        """Under the header: what cannot be seen and why, in red or yellow; hidden when all is current."""
+        seen = sight(app_snapshot(snap), namespace=self.gapp.namespace)
+        text = banner_text(seen, self.gapp.namespace_note)
+        if text.plain == self._banner:
+            return
+        self._banner = text.plain
+        try:
+            banner = self.query_one("#banner", Static)
+        except NoMatches:
+            return
+        self.set_class(seen.level == BAD, "-sight-bad")
+        self.set_class(seen.level not in (OK, BAD), "-sight-warn")
+        banner.set_class(seen.level == BAD, "-bad")
+        banner.set_class(bool(text.plain), "-shown")
+        banner.update(text)
 
     def render_data(self) -> None:
         """Update widgets from `self.gapp.detail_snapshot` / `.report` (the snapshot is never None here)."""
@@ -97,3 +120,21 @@ class DataScreen(Screen[None]):
             self.notify("Select a row with an object first.", severity="warning")
             return
         self.gapp.show_yaml(ref)
+
+
+def app_snapshot(snap: object) -> Snapshot | None:
+    return snap if isinstance(snap, Snapshot) else None
+
+
+def banner_text(seen: Sight, note: str = "") -> Text:
+    """One line per reason (and the namespace note), styled by level; empty when all is well."""
+    lines = list(seen.reasons) if seen.level != OK else []
+    if note:
+        lines.append(note)
+    t = Text()
+    style = LEVEL_STYLE[seen.level] if seen.level != OK else "bold yellow"
+    for i, line in enumerate(lines):
+        if i:
+            t.append("\n")
+        t.append(("✗ " if seen.level == BAD else "! ") + line, style=style)
+    return t

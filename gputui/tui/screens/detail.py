@@ -15,7 +15,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from diagnostics.model import Finding, ObjectRef
-from gputui.tui import cells, objects
+from gputui.output.sanitize import safe_text, visible
+from gputui.tui import badges, cells, objects
 from gputui.tui.cells import TableRow
 from gputui.tui.screens.base import DataScreen
 from gputui.tui.widgets.keyed_table import KeyedTable
@@ -43,6 +44,8 @@ class DetailScreen(DataScreen):
         super().__init__()
         self.ref = ref
         self._findings: dict[str, Finding] = {}
+        self.missing = False
+        """The object is not in the cache: the header says so and no debug pod is offered."""
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="detail-body"):
@@ -69,10 +72,15 @@ class DetailScreen(DataScreen):
         head.append(f"{self.ref.kind} ", style="bold cyan")
         head.append(f"{self.ref.namespace}/{self.ref.name}" if self.ref.namespace else self.ref.name, style="bold")
         head.append("  ")
-        head.append_text(cells.health(mine))
+        head.append_text(badges.badge(mine, rec, missing=rec is None))
         if rec is None:
-            head.append("\nNot in the cache: deleted, or its source is forbidden / not installed "
-                        "(see the status line).", style="yellow")
+            head.append(f"\nNo {self.ref.kind} named {visible(self.ref.name, limit=120)} in the cache: "
+                        "deleted, never existed, or its source is forbidden / not installed (see the status line).",
+                        style="yellow")
+            near = objects.similar_names(snap, self.ref)
+            if near:
+                head.append(f"\nDid you mean: {', '.join(visible(n, limit=120) for n in near)}?", style="yellow")
+        self.missing = rec is None
         self.query_one("#detail-head", Static).update(head)
         if rec is not None:
             self.query_one("#fields", Static).update(fields_table(objects.key_fields(snap, self.ref, rec)))
@@ -85,8 +93,9 @@ class DetailScreen(DataScreen):
         by_subject = cells.findings_by_subject(report)
         rel = objects.related_objects(snap, self.ref, report)
         rtable = self.query_one("#related", KeyedTable)
-        rtable.sync([TableRow(str(r), r, (Text(str(r), style="bold" if r.kind != "Pod" else ""), Text(how, style="dim"),
-                                          cells.health(by_subject.get(r, []))))
+        rtable.sync([TableRow(str(r), r, (safe_text(r, style="bold" if r.kind != "Pod" else ""),
+                                          safe_text(how, style="dim"),
+                                          badges.badge(by_subject.get(r, []), objects.find(snap, r))))
                      for r, how in rel])
         rtable.border_title = f"Related ({len(rel)}) · ⏎ opens"
 
@@ -140,6 +149,9 @@ class DetailScreen(DataScreen):
         return next((r.name for r in chain(snap, self.ref) if r.kind == "Node"), None)
 
     def action_debug(self) -> None:
+        if self.missing:
+            self.notify(f"{self.ref} is not in the cache: nothing to debug.", severity="warning")
+            return
         node = self.node_name()
         if node is None:
             self.notify(f"No node for {self.ref} yet: nothing to debug.", severity="warning")

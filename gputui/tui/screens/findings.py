@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable
 
 from diagnostics.model import CheckStatus, Finding, ObjectRef
-from gputui.tui import cells
+from gputui.tui import cells, honesty
 from gputui.tui.filtering import RowFilter
 from gputui.tui.layout import allocate
 from gputui.tui.screens.base import DataScreen
@@ -50,7 +50,11 @@ class FindingsScreen(DataScreen):
         self._findings = dict(zip(cells.finding_keys(findings), findings))
         flist = self.query_one("#findings-list", KeyedTable)
         flist.sync(cells.grouped_finding_rows(findings))
-        flist.border_title = Text.assemble(cells.findings_summary(report), ("  (⏎ evidence and fix)", "dim"))
+        summary = honesty.findings_summary(report, self.gapp.report_snapshot)
+        if f.active:
+            summary = Text.assemble((f"filter shows {len(findings)} of {len(report.findings)} · ", "bold yellow"),
+                                    summary)
+        flist.border_title = Text.assemble(summary, ("  (⏎ evidence and fix)", "dim"))
         checks = [r for r in cells.check_rows(report) if not f.active or f.matches(r.cells)]
         table = self.query_one("#checklist", KeyedTable)
         table.sync(checks)

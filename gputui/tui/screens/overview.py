@@ -81,6 +81,9 @@ class OverviewScreen(DataScreen):
             table.sync(shown)
             if tid == "findings":
                 label: str | Text = frame.findings_title
+                if f.active:  # a leftover filter must not hide the root cause silently
+                    label = Text.assemble((f"Findings · filter /{f.text} shows {len(shown)} of {len(all_rows)}",
+                                           "bold yellow"), " · Esc clears")
             else:
                 count = f"{len(shown)} of {len(all_rows)}" if f.active else str(len(all_rows))
                 label = f"{title} ({count})"

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from diagnostics.snapshot import Snapshot, SourceState
+from gputui.tui.honesty import LEVEL_STYLE, sight
 
 STATE_STYLE = {
     SourceState.OK: "green",
@@ -24,24 +25,30 @@ def _clock(dt: datetime | None) -> str:
     return dt.strftime("%H:%M:%S") if dt else "never"
 
 
-def status_text(snap: Snapshot | None, *, bundle_time: datetime | None = None, error: str = "") -> Text:
-    """`live · 9 sources ok · nodeclaims forbidden (list nodeclaims.karpenter.sh) · updated 10:00:03`.
+def status_text(snap: Snapshot | None, *, bundle_time: datetime | None = None, error: str = "",
+                read_only: bool = False) -> Text:
+    """`● live · 9 sources ok · nodeclaims forbidden (list nodeclaims.karpenter.sh) · updated 10:00:03`.
 
     Healthy sources are counted, the others named with their state, so it fits 80 columns yet a
-    forbidden or stale source is never hidden.
+    forbidden or stale source is never hidden. The dot is green only when every source is current
+    (gputui.tui.honesty): red when the API server is unreachable, yellow when stale or limited.
     """
     t = Text()
     if bundle_time is not None:
         t.append(f"bundle from {bundle_time.strftime('%Y-%m-%d %H:%M:%SZ')}", style="bold cyan")
     else:
-        t.append("● live", style="bold green")
+        seen = sight(snap)
+        t.append(seen.mark, style=LEVEL_STYLE[seen.level])
+    if read_only:
+        t.append(" · ", style="dim")
+        t.append("read-only", style="bold cyan")
     if snap is None:
         t.append(" · connecting…", style="dim")
         return t
     ok = [s for s in snap.sources.values() if s.state is SourceState.OK]
     other = sorted((s for s in snap.sources.values() if s.state is not SourceState.OK), key=lambda s: s.name)
     t.append(" · ", style="dim")
-    t.append(f"{len(ok)} source{'s' if len(ok) != 1 else ''} ok", style="green")
+    t.append(f"{len(ok)} source{'s' if len(ok) != 1 else ''} ok", style="green" if ok else "dim")
     for s in other:
         if s.state is SourceState.NOT_CONFIGURED:
             continue

@@ -440,7 +440,7 @@ def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[
     if ("consolidation policy WhenEmpty" in msg or "consolidation disabled" in msg) and nd.pool is not None:
         return []  # the pool's own settings are reported from the spec
     return [Blocker("unconsolidatable" if e.reason == "Unconsolidatable" else "event", msg[:300],
-                    (_event_evidence(snap, e),), _hint(msg))]
+                    (_event_evidence(snap, e),), _hint(msg, any(p.wants_accelerator for p in nd.workload_pods)))]
 
 
 def _event_evidence(snap: Snapshot, e: Event) -> Evidence:
@@ -453,7 +453,10 @@ def _deleting(msg: str) -> bool:
     return "deleting" in msg or "process of deletion" in msg
 
 
-def _hint(msg: str) -> str:
+def _hint(msg: str, gpu_pods: bool = False) -> str:
+    if ("cheaper node" in msg or "lower-priced node" in msg) and gpu_pods:
+        return ("No cheaper instance type in the NodePool fits the GPU pods still here: allow smaller GPU sizes in "
+                "the pool's requirements, or pack GPU pods onto fewer nodes.")
     if "cheaper node" in msg or "lower-priced node" in msg:  # older: "Can't replace with a lower-priced node"
         return ("Karpenter found no cheaper replacement for the pods still here (often CPU pods on a GPU node): "
                 "move them to CPU nodes with a GPU taint on the pool.")

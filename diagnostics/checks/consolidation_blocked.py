@@ -1,4 +1,4 @@
-"""An idle GPU node that outlived its NodePool's consolidateAfter, and what stops Karpenter removing it."""
+"""An idle or under-used GPU node that outlived its NodePool's consolidateAfter, and what stops Karpenter removing it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from diagnostics.disruption import (
     blockers_for,
     do_not_disrupt_state,
     gather,
+    nodes_with_all_pods,
     refs_of,
 )
 from diagnostics.karpenter_controller import controller_namespace, logs_command
@@ -28,32 +29,45 @@ GRACE_SECONDS = 300.0
 """Time Karpenter may take after consolidateAfter (polling, simulation, validation) before we call it stuck."""
 UNKNOWN_POOL_IDLE_SECONDS = 1800.0
 """Idle threshold when the NodePool (and so consolidateAfter) is unknown or consolidation is off."""
+UNDERUSED_FRACTION = 0.5
+"""A GPU node whose pods request at most this share of its GPUs is under-used (reported only with a blocker)."""
 _DISRUPTING_TAINTS = ("karpenter.sh/disrupted", "karpenter.sh/disruption")
 
 
-@check(code="GT501", slug="consolidation-blocked", title="Idle GPU nodes get consolidated",
+@check(code="GT501", slug="consolidation-blocked", title="Idle and under-used GPU nodes get consolidated",
        severity=Severity.WARNING, requires=("nodes", "pods"),
        optional=("nodeclaims", "nodepools", "pdbs", "events"))
 def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
-    """A GPU node runs no GPU pod, has outlived `consolidateAfter`, and Karpenter still keeps it.
+    """A GPU node runs no GPU pod (or uses at most half its GPUs), has outlived `consolidateAfter`, and Karpenter keeps it.
 
     Why it matters:
-    Idle GPUs are the most expensive idle capacity in a cluster. Karpenter skips a node when a
-    pod carries `karpenter.sh/do-not-disrupt`, the node itself is annotated, a PDB allows no
-    eviction, a NodePool budget allows 0 disruptions right now, `consolidateAfter: Never`,
-    or a `WhenEmpty` pool still has non-DaemonSet pods on the node.
+    Idle GPUs are the most expensive idle capacity in a cluster: an 8-GPU node running one
+    notebook on 1 GPU bills 7 GPUs for nothing. Karpenter skips a node when a pod carries
+    `karpenter.sh/do-not-disrupt`, the node itself is annotated, a PDB allows no eviction, a
+    NodePool budget allows 0 disruptions right now, `consolidateAfter: Never`, or a `WhenEmpty`
+    pool still has non-DaemonSet pods on the node; it says so in `DisruptionBlocked` events
+    (`Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=<ns>/<name>)`, `Pdb prevents pod
+    evictions (PodDisruptionBudget=[<ns>/<name>])`, and on the NodePool `No allowed disruptions
+    for disruption reason Underutilized due to blocking budget`) and `Unconsolidatable` events
+    (`Can't replace with a cheaper node`, `NodePool "<np>" has consolidation disabled`). A NodeClaim
+    becomes `Consolidatable=True` once `consolidateAfter` has passed since `status.lastPodEventTime`.
+    An under-used node (GPUs requested against allocatable) is reported only when such a blocker
+    is visible: with none, Karpenter may simply have no cheaper node for its pods.
 
     Fix:
     Remove the blocker the finding names (annotation, PDB, budget window, policy), or delete
-    the NodeClaim to remove the node now.
+    the NodeClaim to remove the node now (its pods are evicted and rescheduled).
     """
-    if snap.status("pods").partial:
-        return  # only some pods were read: an "idle" node may simply have unread pods
+    complete = nodes_with_all_pods(snap)  # a target's one-shot read has all the pods of its own node(s) only
     examined, idle = carried(snap, "gt501-idle-gpu-nodes", ("nodes", "nodeclaims", "pods", "nodepools"),
                              lambda: _idle_gpu_nodes(snap))
+    if complete is not None:
+        idle = [v for v in idle if v[0].name in complete]
+        examined = len(complete)
     yield examined
     idx = snap.index
     logs_namespace: list[str] = []  # looked up once per run, if a finding needs it
+    busy: list[Finding] = []  # under-used nodes come after the idle ones: an idle node wastes more
     for node, claim, init, nd in idle:
         found, state = _NODES.lookup(idx, id(nd), (nd,))
         if not found or state is None:
@@ -73,6 +87,8 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
             continue
 
         blockers = blockers_for(snap, nd)
+        if facts.requested and not blockers:
+            continue  # under-used with nothing in the way: Karpenter may have no cheaper node for these pods
         expired = tuple((p, why) for p in nd.annotated_pods
                         for blocks, why in (do_not_disrupt_state(p, snap.taken_at),) if not blocks)
         # Everything the finding reads besides the node's records: equal values give an equal finding,
@@ -83,11 +99,15 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
                      snap.age(consolidatable.last_transition) if consolidatable is not None else None,
                      expired, tuple(blockers), "" if blockers else logs_namespace[0])
         if state[1] == said:
-            yield state[2]  # type: ignore[misc]
-            continue
-        finding = _finding(node, claim, nd, facts, said)
-        _NODES.store(id(nd), (nd,), (facts, said, finding))
-        yield finding
+            finding = state[2]
+        else:
+            finding = _finding(node, claim, nd, facts, said)
+            _NODES.store(id(nd), (nd,), (facts, said, finding))
+        if facts.requested:
+            busy.append(finding)  # type: ignore[arg-type]
+        else:
+            yield finding  # type: ignore[misc]
+    yield from busy
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +117,7 @@ class _Said:
     idle: str
     """human_age of the idle time."""
     gpu_hours: str
+    """Unrequested GPUs times the time since the last pod change."""
     consolidatable_age: float | None
     expired: tuple[tuple[Pod, str], ...]
     """Annotated pods whose do-not-disrupt no longer blocks, with why."""
@@ -115,9 +136,10 @@ def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Fa
     consolidatable = facts.consolidatable
     gpus = facts.gpus
     node_ref, claim_ref = facts.node_ref, facts.claim_ref
+    what = "idle" if not facts.requested else "unrequested"
     ev: list[Evidence] = [Evidence.field(
         node_ref, "status.allocatable", facts.allocatable,
-        note=f"{gpus:g} GPU(s) idle for {said.idle} (~{said.gpu_hours} GPU-hours): " + facts.pods_text)]
+        note=f"{gpus:g} GPU(s) {what} for {said.idle} (~{said.gpu_hours} GPU-hours): " + facts.pods_text)]
     if facts.last_pod_event is not None:
         ev.append(Evidence.field(claim_ref, "status.lastPodEventTime", facts.last_pod_event,
                                  note=f"last pod scheduled/removed {said.idle} ago"))
@@ -131,7 +153,8 @@ def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Fa
     for b in blockers:
         ev.extend(b.evidence)
 
-    desc = f"{facts.desc} idle {said.idle}"
+    desc = (f"{facts.desc} idle {said.idle}" if not facts.requested else
+            f"{facts.desc} with {facts.requested:g} of {facts.total:g} GPUs requested for {said.idle}")
     if blockers:
         more = f" (+{len(blockers) - 1} more)" if len(blockers) > 1 else ""
         title = f"{desc} but not consolidated: {blockers[0].summary}{more}"
@@ -142,10 +165,12 @@ def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Fa
     if not blockers:
         texts.append("Nothing in the snapshot explains it: read the Karpenter controller log for this node.")
         commands.append(logs_command(said.logs_namespace, node.name))
-    cost = (f"{gpus:g} GPU(s) have been idle for {said.idle} (~{said.gpu_hours} GPU-hours billed for "
+    cost = (f"{gpus:g} GPU(s) have been {what} for {said.idle} (~{said.gpu_hours} GPU-hours billed for "
             "nothing).")
     if claim is not None:
-        texts.append("To remove the node now, delete its NodeClaim (Karpenter drains it, respecting PDBs).")
+        texts.append("To remove the node now, delete its NodeClaim (Karpenter drains it, respecting PDBs"
+                     + ("; its GPU pods are evicted and rescheduled, so let running work finish first)."
+                        if facts.requested else ")."))
         commands.append(f"kubectl delete nodeclaim {claim.name}")
     return Finding(
         subject=node_ref,
@@ -165,6 +190,11 @@ class _Facts:
     after: float | None
     """The pool's consolidateAfter in seconds (None: unknown pool or Never)."""
     gpus: float
+    """GPUs no pod requests: all of them on an idle node."""
+    total: float
+    """The node's GPUs (allocatable, or what it should have)."""
+    requested: float
+    """GPUs requested by the node's pods (0: idle)."""
     node_ref: ObjectRef
     claim_ref: ObjectRef | None
     allocatable: object
@@ -178,30 +208,47 @@ class _Facts:
 def _facts(node: Node, claim: NodeClaim | None, init: Condition | None, nd: NodeDisruption) -> _Facts:
     """The time-independent part of the node's finding (idle nodes stay idle for many runs)."""
     pool = nd.pool
-    gpus = accelerator_total(node.allocatable) or node_should_have_gpus(node, claim)
+    total = accelerator_total(node.allocatable) or node_should_have_gpus(node, claim)
+    gpu_pods = [p for p in nd.workload_pods if p.wants_accelerator]
+    requested = sum(_gpus_of(p) for p in gpu_pods)
+    gpus = max(total - requested, 0.0)
+    if gpu_pods:
+        names = ", ".join(f"{p.namespace}/{p.name}" for p in gpu_pods[:3]) + (" ..." if len(gpu_pods) > 3 else "")
+        pods_text = f"{len(gpu_pods)} GPU pod(s) request {requested:g} of {total:g} GPUs ({names})"
+    else:
+        pods_text = ("only DaemonSet pods on the node" if nd.empty else
+                     f"{len(nd.workload_pods)} non-DaemonSet pod(s), none requests an accelerator")
     return _Facts(
         idle_since=(claim.last_pod_event if claim else None) or (init.last_transition if init else None)
         or node.meta.created,
         consolidatable=claim.condition("Consolidatable") if claim else None,
         after=parse_go_duration(pool.consolidate_after) if pool else None,
         gpus=gpus,
+        total=total,
+        requested=requested,
         node_ref=node.ref,
         claim_ref=claim.ref if claim is not None else None,
-        allocatable=accelerators(node.allocatable) or f"{gpus:g} GPU(s) expected",
-        pods_text=("only DaemonSet pods on the node" if nd.empty else
-                   f"{len(nd.workload_pods)} non-DaemonSet pod(s), none requests an accelerator"),
+        allocatable=accelerators(node.allocatable) or f"{total:g} GPU(s) expected",
+        pods_text=pods_text,
         last_pod_event=claim.last_pod_event.strftime("%Y-%m-%dT%H:%M:%SZ")
         if claim is not None and claim.last_pod_event is not None else None,
         pool_evidence=Evidence.field(pool.ref, "spec.disruption", {"consolidationPolicy": pool.consolidation_policy,
                                                                    "consolidateAfter": pool.consolidate_after})
         if pool is not None else None,
-        desc=f"{node.name} ({node.instance_type or 'GPU node'}, {gpus:g} GPU)",
+        desc=f"{node.name} ({node.instance_type or 'GPU node'}, {total:g} GPU)",
     )
+
+
+def _gpus_of(pod: Pod) -> float:
+    """Accelerators a pod holds: its requests, or its limits when only those are set (the API defaults the
+    request of an extended resource to its limit)."""
+    return max(accelerator_total(pod.requests), accelerator_total(pod.limits))
 
 
 def _idle_gpu_nodes(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, Condition | None,
                                                               NodeDisruption]]]:
-    """GPU nodes of a NodePool (how many), and those running no GPU pod that nothing else explains.
+    """GPU nodes of a NodePool (how many), and those running no GPU pod, or using at most UNDERUSED_FRACTION of
+    their GPUs, that nothing else explains.
 
     Reads records only (no ages), so it is carried across snapshots of an unchanged cache; when some
     records change, only the nodes whose node, NodeClaim, pods or NodePool changed are judged again,
@@ -244,8 +291,11 @@ def _idle(snap: Snapshot, node: Node, claim: NodeClaim | None) -> tuple[
     if accelerator_total(node.allocatable) <= 0:
         return None  # no usable GPUs to be idle: gpu-not-advertised / gpu-allocatable-below-capacity
     nd = gather(snap, node)
-    if any(p.wants_accelerator for p in nd.workload_pods):
+    requested = sum(_gpus_of(p) for p in nd.workload_pods if p.wants_accelerator)
+    if requested > accelerator_total(node.allocatable) * UNDERUSED_FRACTION:
         return None
+    if requested and (nd.pool is None or nd.pool.consolidation_policy == "WhenEmpty"):
+        return None  # Karpenter never consolidates an occupied node of a WhenEmpty pool: by design (training pools)
     return node, claim, init, nd
 
 

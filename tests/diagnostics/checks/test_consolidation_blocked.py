@@ -312,3 +312,65 @@ def test_older_karpenter_event_texts() -> None:
                 event("Node", NODE_NAME, "DisruptionBlocked",
                       'Pod "ml/gone-pod" has "karpenter.sh/do-not-disrupt" annotation'))
     assert "pod ml/gone-pod has karpenter.sh/do-not-disrupt" in f.title
+
+
+# Under-used GPU nodes: the node has 4 GPUs; a 1-GPU notebook keeps it (3 GPUs unrequested).
+NOTEBOOK = pod("nb-alice-0", gpu=True, owner="StatefulSet", annotations='{karpenter.sh/do-not-disrupt: "true"}')
+
+
+def test_underused_node_blocked_by_a_do_not_disrupt_notebook() -> None:
+    f = finding(pool(), node(), claim(), DAEMON_POD, NOTEBOOK,
+                event("Node", NODE_NAME, "DisruptionBlocked",
+                      'Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=ml/nb-alice-0)'))
+    assert f.severity is Severity.WARNING
+    assert f.title == (f"{NODE_NAME} (g5.12xlarge, 4 GPU) with 1 of 4 GPUs requested for 2h but not consolidated: "
+                       "pod ml/nb-alice-0 has karpenter.sh/do-not-disrupt=true")
+    by_path = {e.path: e for e in f.evidence}
+    note = by_path["status.allocatable"].note
+    assert "3 GPU(s) unrequested for 2h (~6.0 GPU-hours)" in note
+    assert "1 GPU pod(s) request 1 of 4 GPUs (ml/nb-alice-0)" in note
+    assert by_path["status.conditions[Consolidatable]"].value["status"] == "True"
+    assert by_path["spec.disruption"].value["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
+    assert "kubectl annotate pod -n ml nb-alice-0 karpenter.sh/do-not-disrupt- --overwrite" in f.remediation.commands
+    assert "its GPU pods are evicted and rescheduled" in f.remediation.text
+    assert ObjectRef("Pod", "nb-alice-0", "ml") in f.related
+
+
+def test_underused_node_blocked_by_an_underutilized_budget_window() -> None:
+    budgets = ('{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 30m, budgets: '
+               '[{nodes: "0", reasons: [Underutilized], schedule: "0 9 * * mon-fri", duration: 10h}]}')
+    f = finding(pool(budgets), node(), claim(), DAEMON_POD, pod("nb-alice-0", gpu=True, owner="StatefulSet"),
+                event("NodePool", "gpu", "DisruptionBlocked",
+                      "No allowed disruptions for disruption reason Underutilized due to blocking budget"))
+    assert "NodePool gpu budget #0 nodes=0 is active now (schedule '0 9 * * mon-fri' for 10h" in f.title
+    assert "applies to reason Underutilized" in {e.path: e for e in f.evidence}["spec.disruption.budgets[0]"].note
+    # A budget for Empty only does not hold an under-used node: nothing blocks, so nothing is reported.
+    budgets = budgets.replace("[Underutilized]", "[Empty]")
+    (r,) = run(snapshot(pool(budgets), node(), claim(), DAEMON_POD, pod("nb-alice-0", gpu=True, owner="StatefulSet")),
+               only=["consolidation-blocked"]).results
+    assert r.status is CheckStatus.PASSED
+
+
+def test_underused_node_with_cheaper_node_event_gets_a_gpu_hint() -> None:
+    f = finding(pool(), node(), claim(), DAEMON_POD, pod("nb-alice-0", gpu=True, owner="StatefulSet"),
+                event("NodeClaim", "gpu-abc12", "Unconsolidatable", "Can't replace with a cheaper node"))
+    assert f.title.endswith("not consolidated: Can't replace with a cheaper node")
+    assert "allow smaller GPU sizes" in f.remediation.text
+
+
+def test_underused_node_not_reported_when_it_should_not_be() -> None:
+    def passed(*docs: str) -> bool:
+        (r,) = run(snapshot(*docs), only=["consolidation-blocked"]).results
+        return r.status is CheckStatus.PASSED
+
+    # consolidateAfter (30m) has not elapsed since the notebook started 10 minutes ago: Karpenter is waiting.
+    assert passed(pool(), node(), claim(consolidatable=False, last_pod_event="2026-08-21T09:50:00Z"), DAEMON_POD,
+                  NOTEBOOK)
+    # Three of four GPUs in use: not under-used.
+    assert passed(pool(), node(), claim(), DAEMON_POD, NOTEBOOK,
+                  *(pod(f"trainer-{i}", gpu=True) for i in range(2)))
+    # A WhenEmpty pool never consolidates an occupied node: that is its design, not a blocker.
+    assert passed(pool("{consolidationPolicy: WhenEmpty, consolidateAfter: 30m}"), node(), claim(), DAEMON_POD,
+                  NOTEBOOK)
+    # Under-used, but nothing blocks: Karpenter may just have no cheaper node for the notebook.
+    assert passed(pool(), node(), claim(), DAEMON_POD, pod("nb-alice-0", gpu=True, owner="StatefulSet"))

@@ -30,13 +30,18 @@ STATUS_MARK = {
 }
 
 
+def _num(v: Any) -> str:
+    """`8`, not `8.0`: quantities are floats in records, whole numbers in what users type."""
+    return f"{v:g}" if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else str(v)
+
+
 def short(value: Any, limit: int = 300) -> str:
     if isinstance(value, dict):
-        text = ", ".join(f"{k}={v}" for k, v in value.items())
+        text = ", ".join(f"{k}={_num(v)}" for k, v in value.items())
     elif isinstance(value, (list, tuple)):
-        text = ", ".join(str(v) for v in value)
+        text = ", ".join(_num(v) for v in value)
     else:
-        text = "" if value is None else str(value)
+        text = "" if value is None else _num(value)
     return visible(text, limit=limit)  # cluster text: escapes shown, never interpreted
 
 
@@ -74,6 +79,9 @@ def finding_block(f: Finding) -> RenderableType:
     head.append(f"{sev.label.upper():8}", style=SEVERITY_STYLE[sev])
     head.append(f" {f.code} {f.check}", style="bold")
     head.append(f"  {visible(f.subject)}")
+    radius = f.impact.text() if f.impact is not None else ""
+    if radius:
+        head.append(f"  — {radius}", style="bold")
     parts: list[RenderableType] = [head, Text("  " + visible(f.title))]
     if f.evidence:
         parts.append(Text("  Evidence:", style="bold"))
@@ -89,23 +97,37 @@ def finding_block(f: Finding) -> RenderableType:
     return Group(*parts)
 
 
-def checklist(report: Report) -> Iterable[RenderableType]:
+def checklist(report: Report, verbose: bool = True) -> Iterable[RenderableType]:
+    """The checklist; unless `verbose`, the passed checks fold into one line."""
     counts = {s: sum(1 for r in report.results if r.status is s) for s in CheckStatus}
     yield Text.assemble(("Checklist", "bold"), f" ({len(report.results)} checks: "
                         f"{counts[CheckStatus.FAILED]} failed, {counts[CheckStatus.PASSED]} passed, "
                         f"{counts[CheckStatus.SKIPPED]} skipped, {counts[CheckStatus.ERRORED]} errored)")
+    passed = [r for r in report.results if r.status is CheckStatus.PASSED]
     for r in report.results:
+        if r.status is CheckStatus.PASSED and not verbose:
+            continue
         mark, style = STATUS_MARK[r.status]
         t = Text(f"  {mark} ", style=style)
         t.append(f"{r.code} {r.check:34}")
-        if r.status is CheckStatus.FAILED:
+        if r.status is CheckStatus.FAILED and not r.findings:
+            # Failed on other objects than the target, or folded into another check's finding: never "ok".
+            why = (f" {r.elsewhere} finding{'s' if r.elsewhere != 1 else ''} elsewhere in the cluster"
+                   if r.elsewhere else f" {visible(r.reason)}")
+            t.append(why, style="red")
+        elif r.status is CheckStatus.FAILED:
             n = len(r.findings)
             t.append(f" {n} finding{'s' if n != 1 else ''} ({r.worst.label})", style=SEVERITY_STYLE[r.worst])
+            if r.elsewhere:
+                t.append(f", {r.elsewhere} elsewhere", style="dim")
         elif r.status is CheckStatus.PASSED:
             t.append(f" ok, {r.examined} examined" if r.examined else " ok", style="dim")
         else:
             t.append(f" {r.status.value}: {visible(r.reason)}", style=style)
         yield t
+    if passed and not verbose:
+        yield Text(f"  ✓ {len(passed)} passed: " + " ".join(r.code for r in passed) + "  (-v lists them)",
+                   style="green")
 
 
 def sources_line(report: Report) -> Text:
@@ -124,7 +146,30 @@ def sources_line(report: Report) -> Text:
     return t
 
 
-def render_report(report: Report, console: Console) -> None:
+def verdict_lines(report: Report) -> Iterable[Text]:
+    """The verdict first (`diagnostics.verdict.judge`), then what could not be seen and, for a pending pod
+    nothing explains, what the schedulers said and what was checked."""
+    from diagnostics.verdict import EXPLAINED, NO_PROBLEMS, PROBLEMS, judge
+
+    v = report.verdict or judge(report)
+    worst = max(report.worst, v.floor)
+    style = "bold green" if v.verdict == NO_PROBLEMS else SEVERITY_STYLE.get(worst, "bold yellow")
+    if v.verdict not in (EXPLAINED, PROBLEMS, NO_PROBLEMS) and worst < Severity.WARNING:
+        style = "bold"
+    yield Text(visible(v.headline, limit=None), style=style)
+    for b in v.blind:
+        yield Text("  could not see: " + visible(b), style="yellow")
+    for m in v.messages:
+        yield Text("  said: " + visible(m), style="dim")
+    for c in v.checked:
+        yield Text("  checked: " + visible(c), style="dim")
+
+
+def render_report(report: Report, console: Console, *, verbose: bool = True) -> None:
+    from diagnostics.relations import elsewhere_line
+
+    for line in verdict_lines(report):
+        console.print(line)
     ctx = report.cluster.get("context", "")
     console.print(Text.assemble(("gputui diagnose ", "bold"), (visible(report.target), "bold cyan"),
                                 f" — context {visible(ctx)}" if ctx else "",
@@ -132,10 +177,11 @@ def render_report(report: Report, console: Console) -> None:
     console.print(sources_line(report))
     console.print()
     findings = report.findings
-    if not findings:
-        console.print(Text("No problems found.", style="bold green"))
-        console.print()
     for f in findings:
         console.print(finding_block(f))
-    for line in checklist(report):
+    more = elsewhere_line(report)
+    if more:
+        console.print(Text(more, style="bold"))
+        console.print()
+    for line in checklist(report, verbose):
         console.print(line)

@@ -25,12 +25,14 @@ from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 
 from diagnostics import run as run_checks
 from diagnostics.model import Finding, ObjectRef, Report
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot
 from gputui.exit_codes import ExitCode
+from gputui.output.sanitize import visible
 from gputui.live import LiveSession
 from gputui.store import Changes
 from gputui.tui import actions, objects
@@ -354,7 +356,7 @@ class GputuiApp(App[int]):
         trail = list(getattr(self.screen, "crumbs", ())) if len(self.screen_stack) > 1 else []
         trail.append(crumb)
         screen.crumbs = trail  # type: ignore[attr-defined]
-        screen.sub_title = ("… › " if len(trail) > 3 else "") + " › ".join(trail[-3:])
+        screen.sub_title = visible(("… › " if len(trail) > 3 else "") + " › ".join(trail[-3:]), limit=300)
         self.push_screen(screen)
 
     def open_ref(self, ref: ObjectRef) -> None:
@@ -453,6 +455,12 @@ class GputuiApp(App[int]):
 
     def debug_node(self, node: str) -> None:
         actions.debug_node(self, node)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Toasts never read Rich markup: they name objects from the cluster (`[`, `[bold]`) as they are."""
+        super().notify(visible(message, newlines=True), title=visible(title), severity=severity, timeout=timeout,
+                       markup=False)
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(int(ExitCode.OK))

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from diagnostics.model import CheckStatus, Finding, ObjectRef, Report, Severity
 from gputui import rows
+from gputui.output.sanitize import safe_text
 from gputui.output.text import SEVERITY_STYLE  # one palette for the CLI, bundles and the TUI
 
 SEVERITY_MARK = {
@@ -29,6 +30,8 @@ STATUS_MARK = {
     CheckStatus.ERRORED: ("! errored", "magenta"),
 }
 
+CELL_LIMIT = 500
+"""Characters of one cluster string kept in a cell (a 100 KB message is noise; `y` shows it all)."""
 Cell = Text
 Cells = tuple[Text, ...]
 
@@ -86,7 +89,12 @@ def health(findings: Sequence[Finding]) -> Text:
 
 def _name(text: str, sev: Severity) -> Text:
     style = SEVERITY_STYLE[sev] if sev >= Severity.WARNING else ""
-    return Text(text, style=style)
+    return _t(text, style)
+
+
+def _t(text: object, style: str = "") -> Text:
+    """Cluster text as a cell: escape sequences shown (never interpreted), never read as markup."""
+    return safe_text(text, style, limit=CELL_LIMIT)
 
 
 def _idx(columns: tuple[str, ...], *names: str) -> list[int]:
@@ -101,8 +109,8 @@ _N = _idx(rows.NODE_COLUMNS, "NAME", "READY", "CAP", "ALLOC", "USED", "GPU", "TY
 def node_cells(row: rows.Row, findings: Sequence[Finding]) -> Cells:
     name, ready, cap, alloc, used, model, itype, ctype, pool, zone, age = (row.cells[i] for i in _N)
     ready_t = Text(ready, style="green" if ready == "Ready" else "bold red")
-    return (_name(name, row.severity), health(findings), ready_t, gpus_cell(cap, alloc, used), Text(model),
-            Text(itype), Text(ctype), Text(pool), Text(zone), Text(age))
+    return (_name(name, row.severity), health(findings), ready_t, gpus_cell(cap, alloc, used), _t(model),
+            _t(itype), _t(ctype), _t(pool), _t(zone), Text(age))
 
 
 def gpus_cell(cap: str, alloc: str, used: str) -> Text:
@@ -138,8 +146,7 @@ def stage_cell(stage: str) -> Text:
 def claim_cells(row: rows.Row) -> Cells:
     name, stage, age, reason, node, pool, itype, ctype, zone = (row.cells[i] for i in _C)
     return (_name(name, row.severity), stage_cell(stage), Text(age),
-            Text(reason, style="red" if reason else ""), Text(node), Text(pool), Text(itype), Text(ctype),
-            Text(zone))
+            _t(reason, "red" if reason else ""), _t(node), _t(pool), _t(itype), _t(ctype), _t(zone))
 
 
 PENDING_COLUMNS = ("NAMESPACE/NAME", "GPUS", "AGE", "WHY")
@@ -148,8 +155,8 @@ PENDING_COLUMNS = ("NAMESPACE/NAME", "GPUS", "AGE", "WHY")
 def pending_cells(row: rows.Row) -> Cells:
     name, gpus, age, why = row.cells
     sev = row.severity
-    return (_name(name, sev), Text(gpus), Text(age), Text(why, style=SEVERITY_STYLE[sev] if sev >= Severity.WARNING
-                                                           else "yellow"))
+    return (_name(name, sev), Text(gpus), Text(age), _t(why, SEVERITY_STYLE[sev] if sev >= Severity.WARNING
+                                                     else "yellow"))
 
 
 POOL_COLUMNS = rows.POOL_COLUMNS
@@ -159,7 +166,7 @@ def pool_cells(row: rows.Row) -> Cells:
     name, bar, nodes, weight, cons, budget, ready = row.cells
     full = "█" in bar and "░" not in bar
     return (_name(name, row.severity), Text(bar, style="bold red" if full else "cyan"), Text(nodes), Text(weight),
-            Text(cons), Text(budget), Text(ready, style="green" if ready == "True" else "bold red"))
+            _t(cons), _t(budget), _t(ready, "green" if ready == "True" else "bold red"))
 
 
 FINDING_COLUMNS = ("SEVERITY", "FINDING", "CHECK", "SUBJECT")
@@ -183,7 +190,7 @@ def finding_keys(findings: Sequence[Finding]) -> list[str]:
 
 def finding_cells(f: Finding) -> Cells:
     sev = sev_of(f)
-    return (severity_badge(sev), Text(f.title), Text(f"{f.code} {f.check}", style="dim"), Text(str(f.subject)))
+    return (severity_badge(sev), _t(f.title), Text(f"{f.code} {f.check}", style="dim"), _t(f.subject))
 
 
 CHECK_COLUMNS = ("RESULT", "CHECK", "DETAIL", "TITLE")
@@ -199,7 +206,7 @@ def check_rows(report: Report) -> list[TableRow]:
         elif r.status is CheckStatus.PASSED:
             detail = Text(f"ok, {r.examined} examined" if r.examined else "ok", style="dim")
         else:
-            detail = Text(r.reason, style=style)
+            detail = _t(r.reason, style)
         out.append(TableRow(f"check|{r.code}", None, (Text(mark, style=style), Text(f"{r.code} {r.check}"),
                                                       detail, Text(r.title, style="dim"))))
     return out

@@ -77,3 +77,49 @@ async def test_a_node_that_does_not_exist_says_so_and_offers_no_debug_pod(start_
         from gputui.tui.screens.confirm import ConfirmScreen
 
         assert not isinstance(app.screen, ConfirmScreen)
+
+
+HOSTILE = "[bold]boom[/bold] [red] In [a, b] \x1b]0;pwned\x07\x1b[2J end"
+"""Rich markup, a `[...]` list and terminal escapes (retitle, clear screen): shown, never interpreted."""
+
+
+def hostile_event(name: str, kind: str, obj: str, namespace: str | None = None) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace or "default"},
+            "involvedObject": {"kind": kind, "name": obj, **({"namespace": namespace} if namespace else {})},
+            "reason": "[Evil]", "message": HOSTILE, "type": "Warning", "count": 3,
+            "firstTimestamp": "2026-08-21T09:58:00Z", "lastTimestamp": "2026-08-21T09:59:00Z",
+            "source": {"component": "[kubelet]"}}
+
+
+def assert_shown_not_interpreted(text: str) -> None:
+    assert "\x1b" not in text and "\x07" not in text
+    assert "[bold]boom[/bold] [red] In [a, b] \\x1b]0;pwned\\x07\\x1b[2J end" in text, text
+
+
+async def test_cluster_text_is_shown_literally_in_every_view(start_sim: StartSim) -> None:
+    from diagnostics.model import ObjectRef
+
+    sim, kubeconfig = start_sim()
+    node = "ip-10-0-31-203.ec2.internal"
+    sim.create(hostile_event("evil-node", "Node", node))
+    sim.create(hostile_event("evil-pool", "NodePool", "gpu-training-efa"))
+    pod = next(o["metadata"]["name"] for o in sim.objects("Pod", "ml") if "pretrain-llama" in o["metadata"]["name"])
+    sim.create(hostile_event("evil-pod", "Pod", pod, "ml"))
+    app = build_app(kubeconfig, title="test")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        for ref in (ObjectRef("Node", node), ObjectRef("NodePool", "gpu-training-efa"), ObjectRef("Pod", pod, "ml")):
+            app.open_ref(ref)
+            await settle(pilot)
+            text = screen_text(app)
+            assert_shown_not_interpreted(text)
+            assert "[Evil]" in text and "[kubelet]" in text
+            if ref.kind == "NodePool":  # requirement values in brackets were eaten as markup
+                assert "In [" in text
+        app.notify(HOSTILE)
+        await pilot.pause(0.2)
+        assert "[bold]boom[/bold]" in screen_text(app)
+        await pilot.press("y")
+        await settle(pilot)
+        assert "\x1b" not in screen_text(app)

@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from rich.text import Text
 from textual.widgets import Button, Static
 
 
@@ -24,7 +25,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box", classes="modal-box"):
-            yield Static(self.title_text, id="confirm-title", classes="modal-title")
+            yield Static(Text(self.title_text), id="confirm-title", classes="modal-title")
             with VerticalScroll(id="confirm-body"):
                 yield Static(self.body)
             with Horizontal(id="confirm-buttons"):

@@ -21,6 +21,8 @@ from gputui.tui.cells import TableRow
 from gputui.tui.screens.base import DataScreen
 from gputui.tui.widgets.keyed_table import KeyedTable
 
+FIELD_LIMIT = 1000
+"""Characters of one field or message shown on a detail page (`y` shows the whole object)."""
 RELATED_COLUMNS = ("OBJECT", "RELATION", "HEALTH")
 CONDITION_COLUMNS = ("TYPE", "STATUS", "REASON", "AGE", "MESSAGE")
 EVENT_COLUMNS = ("TYPE", "REASON", "COUNT", "LAST SEEN", "FROM", "MESSAGE")
@@ -31,7 +33,7 @@ def fields_table(fields: list[tuple[str, str]]) -> Table:
     grid.add_column(style="bold dim", no_wrap=True)
     grid.add_column(overflow="fold")
     for label, value in fields:
-        grid.add_row(label, value)
+        grid.add_row(label, safe_text(value, limit=FIELD_LIMIT))  # a str would be read as Rich markup
     return grid
 
 
@@ -70,7 +72,8 @@ class DetailScreen(DataScreen):
         mine = report.for_subject(self.ref) if report is not None else []
         head = Text()
         head.append(f"{self.ref.kind} ", style="bold cyan")
-        head.append(f"{self.ref.namespace}/{self.ref.name}" if self.ref.namespace else self.ref.name, style="bold")
+        head.append(visible(f"{self.ref.namespace}/{self.ref.name}" if self.ref.namespace else self.ref.name,
+                            limit=300), style="bold")
         head.append("  ")
         head.append_text(badges.badge(mine, rec, missing=rec is None))
         if rec is None:
@@ -102,15 +105,15 @@ class DetailScreen(DataScreen):
         if rec is not None:
             conds = objects.condition_rows(snap, rec)
             ctable = self.query_one("#conditions", KeyedTable)
-            ctable.sync([TableRow(k, None, (Text(t), Text(st, style="green" if st == "True" else "bold red"
-                                                           if st == "False" else "yellow"),
-                                            Text(reason), Text(age), Text(msg)))
+            ctable.sync([TableRow(k, None, (safe_text(t), safe_text(st, style="green" if st == "True" else "bold red"
+                                                                     if st == "False" else "yellow"),
+                                            safe_text(reason), Text(age), safe_text(msg, limit=FIELD_LIMIT)))
                          for k, (t, st, reason, age, msg) in conds])
             ctable.border_title = f"Conditions ({len(conds)})"
         evs = objects.event_rows(snap, self.ref)
         etable = self.query_one("#events", KeyedTable)
-        etable.sync([TableRow(k, None, (Text(v[0], style="yellow" if v[0] == "Warning" else "dim"),
-                                        *(Text(x) for x in v[1:]))) for k, v in evs])
+        etable.sync([TableRow(k, None, (safe_text(v[0], style="yellow" if v[0] == "Warning" else "dim"),
+                                        *(safe_text(x, limit=FIELD_LIMIT) for x in v[1:]))) for k, v in evs])
         etable.border_title = f"Recent events ({len(evs)})"
 
     @on(DataTable.RowSelected, "#related")

@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from rich.text import Text
 from textual.widgets import Static
 
 
@@ -20,7 +21,7 @@ class InfoScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="modal-box"):
-            yield Static(self.title_text, classes="modal-title")
+            yield Static(Text(self.title_text), classes="modal-title")
             with VerticalScroll(id="info-body"):
                 yield Static(self.body, id="info-text")
 

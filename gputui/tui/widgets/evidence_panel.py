@@ -7,6 +7,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from diagnostics.model import Finding, Severity
+from gputui.output.sanitize import safe_text, visible
 from gputui.output.text import evidence_line
 from gputui.tui.cells import SEVERITY_STYLE, sev_of
 
@@ -18,8 +19,8 @@ def render_finding(f: Finding, *, doc_why: str = "") -> RenderableType:
     head.append(f" {sev.label.upper()} ", style=SEVERITY_STYLE[sev] if sev >= Severity.CRITICAL
                 else f"reverse {SEVERITY_STYLE[sev]}")
     head.append(f"  {f.code} {f.check}", style="bold")
-    head.append(f"  {f.subject}", style="cyan")
-    parts += [head, Text(""), Text(f.title, style="bold"), Text("")]
+    head.append(f"  {visible(f.subject)}", style="cyan")
+    parts += [head, Text(""), safe_text(f.title, "bold"), Text("")]
     if doc_why:
         parts += [Text("Why it matters", style="bold underline"), Text(doc_why), Text("")]
     parts.append(Text("Evidence", style="bold underline"))
@@ -30,19 +31,19 @@ def render_finding(f: Finding, *, doc_why: str = "") -> RenderableType:
     parts.append(Text(""))
     if f.remediation is not None:
         parts.append(Text("Fix", style="bold underline"))
-        parts.append(Text(f.remediation.text))
+        parts.append(safe_text(f.remediation.text, newlines=True))
         if f.remediation.commands:
             parts.append(Text(""))
             parts.append(Text("Commands (c copies them all; select text with the mouse to copy one):",
                               style="dim"))
             for cmd in f.remediation.commands:
-                parts.append(Text(f"  $ {cmd}", style="green"))
+                parts.append(safe_text(f"  $ {cmd}", "green"))
         parts.append(Text(""))
     if f.related:
         names = [str(r) for r in f.related]
         more = f" (+{len(names) - 20} more)" if len(names) > 20 else ""
         parts.append(Text("Affects", style="bold underline"))
-        parts.append(Text(", ".join(names[:20]) + more))
+        parts.append(safe_text(", ".join(names[:20]) + more))
     return Group(*parts)
 
 

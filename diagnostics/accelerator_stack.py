@@ -242,7 +242,38 @@ def container_detail(c: ContainerState) -> str:
     return text
 
 
-def last_lines(c: ContainerState, n: int = 4) -> list[str]:
+KNOWN_FAILURES = {
+    # GPU Operator driver container (gpu-driver-container nvidia-driver script)
+    "Could not resolve Linux kernel version": "no kernel headers/packages for the node's running kernel: use a "
+    "precompiled driver image or a node image whose kernel the driver container supports (or a GPU AMI with the "
+    "driver pre-installed)",
+    "Failed to update package cache": "the driver container cannot reach its package repositories (proxy/air-gap)",
+    "Could not unload NVIDIA driver kernel modules, driver is in use": "a host driver or a GPU process holds the "
+    "kernel modules",
+    "An instance of the NVIDIA driver is already running": "a driver is already installed on the host: set "
+    "driver.enabled=false or use an image without one",
+    # NVIDIA container toolkit (nvidia-ctk-installer)
+    "unable to dial": "the toolkit cannot reach containerd at the socket it was given: CONTAINERD_SOCKET / the "
+    "socket hostPath do not match this node (k3s/RKE2 paths on a stock containerd, or the reverse)",
+    "unable to configure containerd": "the toolkit cannot write containerd's config (CONTAINERD_CONFIG path)",
+    # GPU Operator validator
+    "toolkit is not ready": "nvidia-smi fails through the nvidia runtime (container toolkit / runtime config)",
+    # AMD (ROCm/k8s-device-plugin)
+    "amdgpu driver unavailable": "the amdgpu kernel driver is not loaded on the node",
+}
+"""Log lines that name a cause, and what they mean (upstream texts; see accelerator-stacks reference)."""
+
+
+def known_failure(lines: list[str]) -> tuple[str, str]:
+    """(the line, what it means) for the last log line that names a known cause."""
+    for line in reversed(lines):
+        for text, meaning in KNOWN_FAILURES.items():
+            if text.lower() in line.lower():
+                return line.strip()[:200], meaning
+    return "", ""
+
+
+def last_lines(c: ContainerState, n: int = 6) -> list[str]:
     """The last log lines the kubelet kept (termination message, or the waiting message)."""
     text = c.last_message or c.message
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
@@ -439,6 +470,10 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
         ev.append(Evidence.field(ref, f"lastState.terminated.message[{cname}]" if c and c.last_message
                                  else f"state.waiting.message[{cname}]", "\n".join(lines),
                                  note="last log lines kept by the kubelet"))
+    warning = _pod_warning(snap, pod)
+    if warning is not None:
+        ev.append(Evidence.event(ref, warning.reason, warning.message[:300], warning.count, snap.age(warning.last_seen),
+                                 type_="Warning"))
     logs = f"kubectl logs -n {pod.namespace} {pod.name}" + (f" -c {cname}" if cname else " --all-containers") \
         + (" --previous" if c and c.restart_count else "") + " --tail=50"
     crashing = c is not None and _rank(c) <= 1
@@ -451,19 +486,80 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
     state = f"container {cname}: {detail}" if cname else detail
     cause = f"{stack.vendor_name} {layer.name} pod {pod.name} is not ready ({state})"
     fix = _layer_fix(stack, layer, cname, nvml)
+    line, meaning = known_failure(last_lines(c, 40) if c else [])
+    if line and not nvml:
+        cause += f': "{line}" - {meaning}'
+        fix = f"{meaning[0].upper()}{meaning[1:]}." + _WAITERS.get(layer.name, "")
     commands = [logs]
+    sandbox = warning is not None and warning.reason in _POD_FAILURES
+    handlers = runtime_handlers(node)
+    no_handler = bool(pod.runtime_class) and handlers is not None and pod.runtime_class not in handlers \
+        and (c is None or _rank(c) >= 2)
+    if no_handler:
+        ev.append(Evidence.field(node.ref, "status.runtimeHandlers", sorted(h for h in handlers if h) or "none",
+                                 note=f"the pod's runtimeClassName {pod.runtime_class} has no handler here"))
+    if (sandbox and warning is not None) or no_handler:
+        crashing = True  # the kubelet cannot even start it: not a pod that is still coming up
+        if no_handler:
+            cause += (f": the node's container runtime has no {pod.runtime_class!r} handler "
+                      f"(status.runtimeHandlers: {', '.join(sorted(h for h in handlers or () if h)) or 'none'})")
+        if sandbox and warning is not None:
+            cause += f"; {warning.reason} x{warning.count}: {warning.message[:200]}"
+        commands = [f"kubectl describe pod -n {pod.namespace} {pod.name}"]
+        if no_handler or (warning is not None and 'no runtime for "nvidia"' in warning.message):
+            fix = ("containerd on this node has no `nvidia` runtime handler, so every operand with runtimeClassName "
+                   "nvidia fails to start: the container toolkit's containerd drop-in was not loaded (containerd not "
+                   "restarted, or CONTAINERD_CONFIG points at another file). Restart the toolkit pod on the node, "
+                   "then check the node's runtime handlers.")
+            commands.append(f"kubectl get node {node.name} -o jsonpath='{{.status.runtimeHandlers[*].name}}'")
+            commands += [f"kubectl delete pod -n {p.namespace} {p.name}" for p in _layer_pods(snap, node, "container toolkit")]
     if nvml:
         cause += f": Failed to initialize NVML: {nvml} - {_nvml_cause(nvml)}"
         commands.append(f"kubectl get node {node.name} -o jsonpath='{{.status.nodeInfo.osImage}}'")
         if nvml.upper() == "ERROR_LIBRARY_NOT_FOUND" and node.labels.get("karpenter.k8s.aws/ec2nodeclass"):
             nc = node.labels["karpenter.k8s.aws/ec2nodeclass"]
             commands.append(f"kubectl get ec2nodeclass {nc} -o jsonpath='{{.status.amis}}'")
-    elif layer.name == "driver" and stack.provider == "gpu-operator":
+    elif layer.name == "driver" and stack.provider == "gpu-operator" and cname != "nvidia-driver-ctr":
         commands.append(f"kubectl logs -n {pod.namespace} {pod.name} -c nvidia-driver-ctr --tail=50")
-    elif layer.name == "container toolkit":
+    elif layer.name == "container toolkit" and cname != "nvidia-container-toolkit-ctr":
         commands.append(f"kubectl logs -n {pod.namespace} {pod.name} -c nvidia-container-toolkit-ctr --tail=50")
     progressing = not crashing and pod.phase in ("Pending", "Running")
+    if (no_handler or 'no runtime for "nvidia"' in (warning.message if warning else "")) and layer.name != "driver":
+        cause += " (the container toolkit's runtime config is not in effect)"
     return Diagnosis(stack, layer.name, cause, tuple(ev), tuple(dict.fromkeys(commands)), fix, progressing=progressing)
+
+
+_WAITERS = {"driver": " The container toolkit, validator and device plugin only wait on it.",
+            "container toolkit": " The validator and device plugin only wait on it.",
+            "operator validator": " The device plugin only waits on it."}
+
+_POD_FAILURES = ("FailedCreatePodSandBox", "FailedMount", "FailedAttachVolume", "UnexpectedAdmissionError",
+                 "FailedPrepareDynamicResources")
+"""Kubelet Warnings that mean a pod cannot start at all (BackOff and Failed repeat the container state)."""
+
+
+def _pod_warning(snap: Snapshot, pod: Pod):  # type: ignore[no-untyped-def]
+    """The newest Warning event on the pod that says why it cannot start or keeps failing."""
+    found = None
+    for e in snap.index.events("Pod", pod.name, pod.namespace):
+        if e.type == "Warning" and (e.reason in _POD_FAILURES or e.reason == "BackOff"):
+            if found is None or e.reason in _POD_FAILURES or found.reason not in _POD_FAILURES:
+                found = e
+    return found
+
+
+def runtime_handlers(node: Node) -> list[str] | None:
+    """status.runtimeHandlers names (Kubernetes 1.30+), None when the node does not report them."""
+    status = node.obj.get("status")
+    raw = status.get("runtimeHandlers") if isinstance(status, Mapping) else None
+    if not isinstance(raw, list):
+        return None
+    return [str(h.get("name") or "") for h in raw if isinstance(h, Mapping)]
+
+
+def _layer_pods(snap: Snapshot, node: Node, layer_name: str) -> list[Pod]:
+    layer = next(x for x in OPERATOR_LAYERS if x.name == layer_name)
+    return [p for ds in _ds_named(snap, layer) if (p := pod_of(snap, ds, node)) is not None]
 
 
 def _layer_fix(stack: Stack, layer: Layer, container: str, nvml: str) -> str:

@@ -1,0 +1,97 @@
+"""`gputui diagnose` on the accelerator-stack scenarios: the first broken layer, its pod and its fix, whole cluster
+and for the waiting pod (the official client against the simulator, as a user would run it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gputui.cli import main
+from gputui.exit_codes import ExitCode
+from gputui.sim.cluster import SimCluster
+from gputui.sim.scenario import load_scenario
+
+
+@dataclass(frozen=True)
+class Case:
+    scenario: str
+    pod: str
+    """The pending pod that waits on the broken node."""
+    title: tuple[str, ...]
+    """What the root-cause finding's title must say (layer, pod, state, log line)."""
+    command: str
+    """A command of the fix that must be offered."""
+    check: str = "gpu-not-advertised"
+
+
+CASES = {c.scenario: c for c in (
+    Case("operator-driver-crash", "pod/ml/llama3-lora-sft-0-h7x2k",
+         ("NVIDIA driver pod nvidia-driver-daemonset-", "nvidia-driver-ctr: CrashLoopBackOff, 9 restarts",
+          "Could not resolve Linux kernel version"),
+         "-c nvidia-driver-ctr --previous --tail=50"),
+    Case("operator-toolkit-crash", "pod/ml/llama3-lora-sft-0-h7x2k",
+         ("NVIDIA container toolkit pod nvidia-container-toolkit-daemonset-",
+          "nvidia-container-toolkit-ctr: CrashLoopBackOff, 11 restarts", "unable to dial"),
+         "-c nvidia-container-toolkit-ctr --previous --tail=50"),
+    Case("operator-validator-stuck", "pod/ml/llama3-lora-sft-0-h7x2k",
+         ("NVIDIA operator validator pod nvidia-operator-validator-", "'nvidia'",
+          "handler"),
+         "jsonpath='{.status.runtimeHandlers[*].name}'"),
+)}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Case, Path]]:
+    case = CASES[request.param]
+    with SimCluster(case.scenario) as sim:
+        cfg = tmp_path_factory.mktemp(case.scenario) / "kubeconfig"
+        sim.write_kubeconfig(cfg)
+        yield case, cfg
+
+
+def diagnose(cfg: Path, case: Case, *target: str, capsys: pytest.CaptureFixture[str],
+             monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict]:
+    sc = load_scenario(case.scenario)
+    assert sc.reference_time is not None
+    monkeypatch.setenv("GPUTUI_NOW", sc.reference_time.isoformat())
+    code = main(["diagnose", *target, "--kubeconfig", str(cfg), "-o", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _root(data: dict, case: Case) -> dict:
+    sc = load_scenario(case.scenario)
+    found = [f for f in data["findings"] if f["check"] == case.check and f["subject"] == sc.expect["subject"]]
+    assert found, [(f["check"], f["subject"], f["title"]) for f in data["findings"]]
+    return found[0]
+
+
+def _assert_names_the_layer(f: dict, case: Case) -> None:
+    for text in case.title:
+        assert text in f["title"], f["title"]
+    assert f["severity"] == "error"
+    assert any(case.command in c for c in f["remediation"]["commands"]), f["remediation"]["commands"]
+    # Later layers only wait: their waiting states are never offered as the cause.
+    assert "PodInitializing)" not in f["title"].split(":")[0]
+    assert "nodeSelector" not in f["title"]
+
+
+def test_whole_cluster_names_the_first_broken_layer(cluster: tuple[Case, Path], capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    case, cfg = cluster
+    code, data = diagnose(cfg, case, capsys=capsys, monkeypatch=monkeypatch)
+    assert code == ExitCode.FINDINGS_ERROR
+    top = data["findings"][0]
+    assert (top["check"], top["subject"]) == (case.check, load_scenario(case.scenario).expect["subject"])
+    _assert_names_the_layer(top, case)
+
+
+def test_the_waiting_pod_is_told_the_same_layer(cluster: tuple[Case, Path], capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    case, cfg = cluster
+    code, data = diagnose(cfg, case, case.pod, capsys=capsys, monkeypatch=monkeypatch)
+    assert code == ExitCode.FINDINGS_ERROR
+    _assert_names_the_layer(_root(data, case), case)

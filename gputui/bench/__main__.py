@@ -17,7 +17,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m gputui.bench", description=__doc__.split(":", 1)[1].strip())
     p.add_argument("--scale", choices=sorted(SCALES), default="S",
                    help="S: 100 nodes/1k pods (CI), M: 1k/12k, L: 5k nodes (2k GPU)/60k pods")
-    p.add_argument("--repeat", type=int, default=3, help="runs per measurement; medians are reported")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="runs (pairs) per measurement; a verdict needs at least 5, from the median of per-pair ratios")
     p.add_argument("--json", type=Path, help="write raw runs, summary and machine facts here")
     p.add_argument("--burst-rate", type=float, default=1000.0, help="pod changes per second in the watch burst")
     p.add_argument("--burst-seconds", type=float, default=20.0)
@@ -25,13 +26,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="cap (s) for the kubernetes client's model deserialization")
     p.add_argument("--diag-runs", type=int, default=5, help="diagnostics runs per cache process")
     p.add_argument("--no-tui", action="store_true", help="skip the TUI measurements")
+    p.add_argument("--key-rounds", type=int, default=2, help="rounds of timed keys per TUI run")
     p.add_argument("--profile", action="store_true", help="cProfile one diagnostics run into the work directory")
     p.add_argument("--workdir", type=Path, help="keep kubeconfig, logs and profiles here (default: a temp dir)")
     p.add_argument("--kubectl", help="kubectl binary (default: from PATH)")
     args = p.parse_args(argv)
     opts = Options(scale=args.scale, repeat=max(1, args.repeat), burst_rate=args.burst_rate,
                    burst_seconds=args.burst_seconds, models_timeout=args.models_timeout, diag_runs=args.diag_runs,
-                   tui=not args.no_tui, profile=args.profile, workdir=args.workdir)
+                   tui=not args.no_tui, profile=args.profile, workdir=args.workdir, key_rounds=args.key_rounds)
     if args.kubectl:
         opts.kubectl = args.kubectl
     if not opts.kubectl:

@@ -1,8 +1,10 @@
 """Processes the benchmark times: wall time from spawn to exit and each child's own peak RSS.
 
-`os.wait4` reaps the one child and returns its rusage, so peak RSS is per process (RUSAGE_CHILDREN
-would report the largest child so far). A child that overruns its cap is killed and reported as
-timed out, never waited for.
+Every command runs under `launch.py`, a few-MB process that forks it, reaps it with `os.wait4`
+and reports its wall time and rusage: Linux carries the peak RSS of the forking process into its
+child, so a command forked from the benchmark itself would report the benchmark's size (and
+RUSAGE_CHILDREN would report the largest child so far). A child that overruns its cap is killed
+and reported as timed out, never waited for.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, IO
+
+LAUNCHER = Path(__file__).resolve().with_name("launch.py")
+LAUNCH_PYTHON = sys.executable
 
 
 def rss_mb(pid: int | str = "self") -> dict[str, float]:
@@ -61,10 +66,15 @@ def run_timed(cmd: Sequence[str], *, timeout: float, env: dict[str, str] | None 
     """
     out_fh: IO[bytes] | int
     out_fh = open(stdout_path, "wb") if stdout_path else subprocess.PIPE  # noqa: SIM115 - closed below
+    report_r, report_w = os.pipe()
     spawned_at = time.time()
     t0 = time.perf_counter()
-    proc = subprocess.Popen(list(cmd), stdout=out_fh, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                            start_new_session=True)
+    try:
+        proc = subprocess.Popen([LAUNCH_PYTHON, "-I", "-S", str(LAUNCHER), str(report_w), *cmd], stdout=out_fh,
+                                stderr=subprocess.PIPE, env=env, cwd=cwd, start_new_session=True,
+                                pass_fds=(report_w,))
+    finally:
+        os.close(report_w)
     chunks: dict[str, list[bytes]] = {"out": [], "err": []}
 
     def drain(name: str, stream: IO[bytes] | None) -> None:
@@ -80,10 +90,9 @@ def run_timed(cmd: Sequence[str], *, timeout: float, env: dict[str, str] | None 
     reaped: dict[str, Any] = {}
 
     def reap() -> None:
-        _pid, status, usage = os.wait4(proc.pid, 0)
+        _pid, status, _usage = os.wait4(proc.pid, 0)
         reaped["end"] = time.perf_counter()
         reaped["status"] = status
-        reaped["maxrss_kb"] = usage.ru_maxrss
 
     waiter = threading.Thread(target=reap, daemon=True)
     waiter.start()
@@ -103,6 +112,12 @@ def run_timed(cmd: Sequence[str], *, timeout: float, env: dict[str, str] | None 
     status = reaped.get("status")
     code = os.waitstatus_to_exitcode(status) if status is not None else None
     proc.returncode = code if code is not None else -9  # reaped by wait4: keep Popen from waiting again
+    with os.fdopen(report_r, "rb") as fh:
+        report = fh.read().split()
+    wall_s, maxrss_kb = end - t0, 0
+    if len(report) == 4 and not timed_out:  # the command's own figures, without the launcher's start-up
+        spawned_at, wall_s, maxrss_kb = float(report[0]), float(report[1]), int(report[2])
+        code = os.waitstatus_to_exitcode(int(report[3]))
     stdout = b"".join(chunks["out"]).decode("utf-8", "replace")
     result: dict[str, Any] = {}
     last = stdout.strip().splitlines()[-1] if stdout.strip() else ""
@@ -111,7 +126,7 @@ def run_timed(cmd: Sequence[str], *, timeout: float, env: dict[str, str] | None 
             result = json.loads(last)
         except json.JSONDecodeError:
             result = {}
-    return Timed(list(cmd), end - t0, None if timed_out else code, reaped.get("maxrss_kb", 0) / 1024,
+    return Timed(list(cmd), wall_s, None if timed_out else code, maxrss_kb / 1024,
                  stdout if len(stdout) < 100_000 else stdout[-100_000:],
                  _tail(b"".join(chunks["err"]).decode("utf-8", "replace"), keep_stderr), spawned_at, timed_out,
                  result)

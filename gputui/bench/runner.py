@@ -1,8 +1,10 @@
 """Run the fleet benchmark: one simulator process, then every client timed in its own fresh process.
 
 Order per repeat: gputui's cache, the floor, kubectl, the kubernetes client's models (interleaved
-so drift on a shared machine hits them alike); then the one-shot pair; then the TUI with a watch
-burst. Every raw run is kept; `summarize` turns them into medians, ratios and target verdicts.
+so drift on a shared machine hits them alike); then the one-shot beside the guide's kubectl
+checklist and its floor; then the TUI (first useful screen, key latency, a watch burst). Every raw
+run is kept with the load average before it; `summarize` turns them into per-pair ratios and
+verdicts.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gputui.bench.fleet import SCALES
+from gputui.bench.floor import server_and_token
 from gputui.bench.machine import load_average, machine_facts
 from gputui.bench.procs import ServerProcess, Timed, run_timed
 
@@ -40,6 +43,8 @@ class Options:
     probe_timeout: float = 900.0
     diag_runs: int = 5
     tui: bool = True
+    key_rounds: int = 2
+    """Rounds of timed keys per TUI run (each key of a round once)."""
     cache_burst: bool = True
     """Also measure cache lag in a cache-only process (first repeat), apart from the TUI's."""
     profile: bool = False
@@ -80,6 +85,7 @@ class Bench:
         self.kubectl_cache = self.workdir / "kubectl-cache"
         self.server: ServerProcess | None = None
         self.server_counts: dict[str, int] = {}
+        self.oneshot_paths: Path | None = None
 
     # --- helpers ---
     def probe(self, module: str, *args: str, timeout: float | None = None) -> Timed:
@@ -175,24 +181,74 @@ class Bench:
                 "counts_match": r["counts"] == self.server_counts, "seconds": r["seconds"],
                 "peak_rss_mb": round(t.maxrss_mb, 1)}
 
-    def oneshot(self, target: str) -> dict[str, Any]:
+    def diagnose(self, target: str) -> dict[str, Any]:
+        """`gputui diagnose pod/NS/NAME`, process start to exit."""
         ns, name = target.split("/", 1)
         d = run_timed([self.opts.python, "-m", "gputui", "diagnose", f"pod/{ns}/{name}", "--kubeconfig",
                        self.kubeconfig], timeout=self.opts.probe_timeout, env=self.env, cwd=str(REPO))
-        out: dict[str, Any] = {}
         if d.returncode in (0, 3, 4) and name in d.stdout:
-            out["gputui"] = {"wall_s": round(d.wall_s, 3), "exit": d.returncode, "peak_rss_mb": round(d.maxrss_mb, 1)}
-        else:
-            out["gputui"] = self._error(d)
-        if self.opts.kubectl:
-            k = self.kubectl("describe", "pod", name, "-n", ns)
-            ok = k.returncode == 0 and name in k.stdout
-            out["kubectl"] = {"wall_s": round(k.wall_s, 3), "peak_rss_mb": round(k.maxrss_mb, 1)} if ok \
-                else self._error(k)
+            return {"wall_s": round(d.wall_s, 3), "exit": d.returncode, "peak_rss_mb": round(d.maxrss_mb, 1)}
+        return self._error(d)
+
+    def checklist(self, target: str, node: str) -> dict[str, Any]:
+        """What a user does instead: the Karpenter GPU guide's manual checklist, one command after another.
+
+        The guide's troubleshooting section ("Analyze pending pod causes", "Check NodeClaim status",
+        "GPU resources not showing on node", "Check GPU Operator pod status") plus the events, with
+        the installed kubectl; the time is the sum of the five processes (nobody types faster).
+        """
+        ns, name = target.split("/", 1)
+        steps: dict[str, Any] = {}
+        total, peak = 0.0, 0.0
+        for label, args in checklist_steps(ns, name, node):
+            k = self.kubectl(*args)
+            if k.returncode != 0:
+                return {**self._error(k), "step": label}
+            steps[label] = round(k.wall_s, 3)
+            total += k.wall_s
+            peak = max(peak, k.maxrss_mb)
+        return {"wall_s": round(total, 3), "steps": steps, "peak_rss_mb": round(peak, 1)}
+
+    def oneshot_floor(self) -> dict[str, Any]:
+        """The one-shot's GETs (captured by `capture_oneshot_reads`), all at once with urllib + json."""
+        assert self.oneshot_paths is not None
+        server, token = server_and_token(self.kubeconfig)
+        t = run_timed([self.opts.python, "-m", "gputui.bench.oneshot_floor", "--server", server, "--paths",
+                       str(self.oneshot_paths)], timeout=self.opts.probe_timeout,
+                      env={**self.env, "GPUTUI_BENCH_TOKEN": token}, cwd=str(REPO))
+        r = t.result
+        if not r or "t_done" not in r or r.get("errors"):
+            return {**self._error(t), **({"errors": r["errors"]} if r.get("errors") else {})}
+        return {"wall_s": round(t.wall_s, 3), "requests": r["requests"], "bytes": r["bytes"], "items": r["items"],
+                "peak_rss_mb": round(t.maxrss_mb, 1)}
+
+    def capture_oneshot_reads(self, target: str) -> list[str]:
+        """Run the one-shot once, untimed, and keep the GETs it made (from the simulator's request log)."""
+        assert self.server is not None
+        self.server.post("/requests/clear")
+        self.diagnose(target)
+        paths = [path for method, path in self.server.get("/requests")
+                 if method == "GET" and "watch=" not in path]
+        self.oneshot_paths = self.workdir / "oneshot-paths.txt"
+        self.oneshot_paths.write_text("".join(p + "\n" for p in paths))
+        return paths
+
+    def oneshot_pair(self, target: str, node: str, flip: bool) -> dict[str, Any]:
+        """gputui, the checklist and the floor back to back (in reverse order every other pair, so a
+        drifting machine load hits all three alike), with the load average before the pair."""
+        out: dict[str, Any] = {"load": load_average()[:1]}
+        order = ["gputui", "checklist", "floor"]
+        for what in reversed(order) if flip else order:
+            if what == "gputui":
+                out["gputui"] = self.diagnose(target)
+            elif what == "checklist" and self.opts.kubectl:
+                out["checklist"] = self.checklist(target, node)
+            elif what == "floor":
+                out["floor"] = self.oneshot_floor()
         return out
 
     def oneshot_imports(self, target: str) -> dict[str, Any]:
-        """Does `gputui diagnose` import Textual, and what do its imports cost (`python -X importtime`)?"""
+        """Does `gputui diagnose` import Textual or boto3, and what do its imports cost (`python -X importtime`)?"""
         ns, name = target.split("/", 1)
         t = run_timed([self.opts.python, "-X", "importtime", "-m", "gputui", "diagnose", f"pod/{ns}/{name}",
                        "--kubeconfig", self.kubeconfig], timeout=self.opts.probe_timeout, env=self.env, cwd=str(REPO),
@@ -200,11 +256,15 @@ class Bench:
         modules = parse_importtime(t.stderr)
         top = {m: us for m, (us, depth) in modules.items() if depth == 0}
         return {"imports_textual": any(m.split(".")[0] == "textual" for m in modules),
+                "imports_boto3": any(m.split(".")[0] == "boto3" for m in modules),
                 "import_ms": round(sum(top.values()) / 1000, 1),
                 "top_imports_ms": {m: round(us / 1000, 1) for m, us in sorted(top.items(), key=lambda kv: -kv[1])[:8]}}
 
-    def tui(self) -> dict[str, Any]:
-        args = ["--kubeconfig", self.kubeconfig]
+    def tui(self, sample_pod: str) -> dict[str, Any]:
+        sc = SCALES[self.opts.scale]
+        args = ["--kubeconfig", self.kubeconfig, "--expect-gpu-nodes", str(sc.gpu_nodes), "--expect-pending",
+                str(sc.pending), "--key-rounds", str(self.opts.key_rounds),
+                "--filter-text", sample_pod.split("/", 1)[1][:6]]
         if self.opts.burst_rate > 0:
             args += ["--control", self.control, "--burst-rate", str(self.opts.burst_rate),
                      "--burst-seconds", str(self.opts.burst_seconds)]
@@ -215,6 +275,8 @@ class Bench:
         if not r or "t_first_complete" not in r:
             return self._error(t)
         return {"first_complete_s": round(r["t_first_complete"] - t.spawned_at, 3),
+                "first_useful_s": round(r["t_first_useful"] - t.spawned_at, 3) if r.get("t_first_useful") else None,
+                "keys": r.get("keys", {}),
                 "synced_s": round(r["t_synced"] - t.spawned_at, 3) if r.get("t_synced") else None,
                 "imports_s": round(r["t_imported"] - r["t_start"], 3), "first_frame": r["first_frame"],
                 "frames_before_complete": r["frames_before_complete"], "rows": r["rows"],
@@ -246,13 +308,16 @@ class Bench:
             self.server_counts = dict(info["counts"])
             self.log(f"  loaded in {time.perf_counter() - t0:.1f} s: {self.server_counts}")
             sample = info["samples"]["pending_pod"]
+            node = info["samples"]["gpu_node"]
             self.warm_up(sample)
+            self.capture_oneshot_reads(sample)
             cold: dict[str, list[dict[str, Any]]] = {"gputui": [], "floor": [], "kubectl": [], "models": []}
             oneshot: list[dict[str, Any]] = []
             tui: list[dict[str, Any]] = []
             models_capped = False
             for r in range(opts.repeat):
                 self.log(f"  cold start, run {r + 1}/{opts.repeat}")
+                cold.setdefault("load", []).append({"load": load_average()[:1]})
                 cold["gputui"].append(self.gputui_cache(first=r == 0))
                 cold["floor"].append(self.floor())
                 if opts.kubectl:
@@ -262,13 +327,13 @@ class Bench:
                     models_capped = bool(m.get("timed_out"))
                     cold["models"].append(m)
             for r in range(opts.repeat):
-                self.log(f"  one-shot, run {r + 1}/{opts.repeat}")
-                oneshot.append(self.oneshot(sample))
+                self.log(f"  one-shot, pair {r + 1}/{opts.repeat}")
+                oneshot.append(self.oneshot_pair(sample, node, flip=r % 2 == 1))
             imports = self.oneshot_imports(sample)
             if opts.tui:
                 for r in range(opts.repeat):
                     self.log(f"  TUI, run {r + 1}/{opts.repeat}")
-                    tui.append(self.tui())
+                    tui.append({"load": load_average()[:1], **self.tui(sample)})
             server_rss = self.server.get("/rss")["rss_mb"]
             counts_after = self.server.get("/counts")
         finally:
@@ -285,8 +350,18 @@ class Bench:
             "options": {"repeat": opts.repeat, "burst_rate": opts.burst_rate, "burst_seconds": opts.burst_seconds,
                         "models_timeout_s": opts.models_timeout, "diag_runs": opts.diag_runs},
             "machine": facts,
-            "runs": {"cold_start": cold, "oneshot": oneshot, "oneshot_imports": imports, "tui": tui},
+            "runs": {"cold_start": cold, "oneshot": oneshot, "oneshot_imports": imports, "tui": tui,
+                     "oneshot_reads": self.oneshot_paths.read_text().splitlines() if self.oneshot_paths else []},
         }
+
+
+def checklist_steps(ns: str, name: str, node: str) -> list[tuple[str, list[str]]]:
+    """The guide's manual checklist for "why is this GPU pod pending", as kubectl arguments."""
+    return [("describe pod", ["describe", "pod", name, "-n", ns]),
+            ("get nodeclaims -o wide", ["get", "nodeclaims", "-o", "wide"]),
+            ("describe node", ["describe", "node", node]),
+            ("get pods -n gpu-operator", ["get", "pods", "-n", "gpu-operator"]),
+            ("get events", ["get", "events", "-A"])]
 
 
 def parse_importtime(stderr: str) -> dict[str, tuple[int, int]]:

@@ -3,7 +3,8 @@
 The simulator runs apart from the measured clients because a big heap slows the cyclic GC of
 every thread in its process. Once loaded it prints one JSON line (API URL, control URL, counts,
 sample objects) and serves until killed or `POST /shutdown`. The control endpoint (plain HTTP
-on 127.0.0.1) reports live object and watch counts and starts watch bursts: pods modified at a
+on 127.0.0.1) reports live object and watch counts and the API requests served (`/requests`, the
+one-shot floor replays them), and starts watch bursts: pods modified at a
 fixed rate, each stamped with its wall-clock emission time so a client can measure its lag.
 """
 
@@ -199,6 +200,8 @@ class Server:
                     self._send(server.burst.status())
                 elif path == "/rss":
                     self._send({"rss_mb": rss_mb()})
+                elif path == "/requests":
+                    self._send(server.sim.requests())
                 else:
                     self._send({"error": f"no such endpoint {path}"}, 404)
 
@@ -211,6 +214,9 @@ class Server:
                 elif url.path == "/reset":
                     assert server.burst is not None
                     self._send(server.burst.reset())
+                elif url.path == "/requests/clear":
+                    server.sim.call(server.sim.server.requests.clear)
+                    self._send({"ok": True})
                 elif url.path == "/shutdown":
                     self._send({"ok": True})
                     server.stop_event.set()

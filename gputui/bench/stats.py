@@ -63,3 +63,46 @@ def ratio(a: float | None, b: float | None) -> float | None:
 
 def _r(v: float | None, nd: int = 1) -> float | None:
     return None if v is None else round(v, nd)
+
+
+MIN_PAIRS = 5
+"""Fewer runs than this decide nothing: one slow run on a shared machine would flip the verdict."""
+
+
+def spread(values: Sequence[float]) -> tuple[float, float] | None:
+    """The middle half of the values (first to third quartile, inclusive method): a single outlier
+    among five runs moves it less than it would move the min-max range."""
+    vals = sorted(values)
+    if not vals:
+        return None
+    if len(vals) == 1:
+        return vals[0], vals[0]
+    q = statistics.quantiles(vals, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def paired_ratios(a: Sequence[float | None], b: Sequence[float | None]) -> list[float]:
+    """a[i] / b[i] for every pair measured back to back where both sides have a value."""
+    return [x / y for x, y in zip(a, b) if x is not None and y is not None and y > 0]
+
+
+def verdict(values: Sequence[float], limit: float, *, min_runs: int = MIN_PAIRS) -> dict[str, Any]:
+    """Median, spread and the verdict on `median <= limit`.
+
+    "undecided (noise)" when the spread straddles the limit (the runs disagree about it), and
+    "undecided (N runs, need M)" when there are too few runs to say; "met"/"missed" otherwise.
+    """
+    vals = [v for v in values if v is not None]
+    mid = statistics.median(vals) if vals else None
+    lo_hi = spread(vals)
+    if mid is None or lo_hi is None:
+        state = "not measured"
+    elif len(vals) < min_runs:
+        state = f"undecided ({len(vals)} run{'s' if len(vals) != 1 else ''}, need {min_runs})"
+    elif lo_hi[0] <= limit < lo_hi[1]:
+        state = "undecided (noise)"
+    else:
+        state = "met" if mid <= limit else "missed"
+    return {"median": None if mid is None else round(mid, 4), "n": len(vals),
+            "spread": None if lo_hi is None else [round(lo_hi[0], 4), round(lo_hi[1], 4)],
+            "limit": limit, "verdict": state}

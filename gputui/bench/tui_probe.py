@@ -8,6 +8,8 @@ frame worker's model times each update. With `--control`, a watch burst follows;
 change is matched to the first frame whose snapshot contains it (event -> screen), and to the
 first frame whose findings were computed from a snapshot that contains it (event -> findings:
 diagnostics run on their own cadence), and a 20 ms timer measures how long the UI loop stalls.
+Before the burst: the first useful screen (every GPU node and pending GPU pod with their
+findings) and, with `--key-rounds`, key -> repaint latency for posted key events.
 """
 
 from __future__ import annotations
@@ -63,6 +65,66 @@ def event_to_screen(events: Sequence[Any], frames: Sequence[dict[str, Any]],
     return parts, missing
 
 
+def first_useful(frames: Sequence[dict[str, Any]], gpu_nodes: int, pending: int) -> dict[str, Any] | None:
+    """The first painted frame showing every GPU node and pending GPU pod with findings computed from them.
+
+    What the on-call engineer opened the TUI for, whether or not the full pod list (needed for
+    GPUs in use per node and the whole checklist) has arrived: the tables hold `gpu_nodes` and
+    `pending` rows in some frame at version v, and this frame's findings come from a diagnostics
+    run on a snapshot at v or later.
+    """
+    full = [f["version"] for f in frames if f["gpu_nodes"] >= gpu_nodes and f["pending_pods"] >= pending]
+    if not full:
+        return None
+    v = min(full)
+    return next((f for f in frames if f.get("diag_version") is not None and f["diag_version"] >= v
+                 and f["gpu_nodes"] >= gpu_nodes and f["pending_pods"] >= pending), None)
+
+
+KEY_ROUND = (("down", "down", None), (": opening the jump prompt", "colon", ":"), (":nodes typing", "n", "n"), (":nodes typing", "o", "o"),
+             (":nodes typing", "d", "d"), (":nodes typing", "e", "e"), (":nodes typing", "s", "s"),
+             (":nodes Enter", "enter", "\r"), ("Esc restoring the overview", "escape", "\x1b"),
+             ("/ opening the filter", "slash", "/"))
+"""(label, key, character) of one round; the filter's keystrokes and Esc follow (see `press_keys`)."""
+
+
+async def press_keys(app: Any, displays: list[float], rounds: int, filter_text: str,
+                     quiet: float = 0.15, cap: float = 5.0) -> dict[str, list[float]]:
+    """Key -> repaint latencies (seconds) by key, from key events posted as a terminal driver posts them.
+
+    `pilot.press` waits for the app to go idle between keys; here each key is posted on its own
+    and timed until the last screen update it caused (no update for `quiet` s). A focused Input's
+    cursor blink is turned off so its repaints are not taken for the key's.
+    """
+    from textual import events
+    from textual.widgets import Input
+
+    out: dict[str, list[float]] = {}
+    keys = list(KEY_ROUND) + [("filter keystroke that narrows", c, c) for c in filter_text] + [
+        ("filter Enter", "enter", "\r"), ("Esc clearing a filter", "escape", "\x1b")]
+    for _ in range(rounds):
+        for label, key, char in keys:
+            await asyncio.sleep(quiet)
+            n0 = len(displays)
+            event = events.Key(key, char)
+            event.set_sender(app)
+            t0 = time.perf_counter()
+            app.post_message(event)
+            last_seen, deadline = t0, t0 + cap
+            while time.perf_counter() < deadline:
+                await asyncio.sleep(0.005)
+                if len(displays) > n0:
+                    last_seen = displays[-1]
+                if time.perf_counter() - max(last_seen, t0) > quiet:
+                    break
+            if len(displays) > n0:
+                out.setdefault(label, []).append(displays[-1] - t0)
+            focused = app.focused
+            if isinstance(focused, Input):
+                focused.cursor_blink = False
+    return out
+
+
 async def drive(args: argparse.Namespace) -> dict[str, Any]:
     from diagnostics.snapshot import KUBE_SOURCES
     from gputui.bench.procs import rss_mb
@@ -110,10 +172,18 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
             if frame is not None and "update_s" not in frame:
                 frame["update_s"] = time.perf_counter() - t0
 
+    displays: list[float] = []
+
     class BenchApp(GputuiApp):
         # Textual resolves a relative CSS_PATH against the subclass's file: point at the app's own.
         CSS_PATH = str(Path(inspect.getfile(GputuiApp)).parent / str(GputuiApp.CSS_PATH))
         MODEL = TimedModel
+
+        def _display(self, screen: Any, renderable: Any) -> None:
+            # Every compositor update of the screen (headless: laid out and rendered, not written).
+            if renderable is not None:
+                displays.append(time.perf_counter())
+            super()._display(screen, renderable)
 
         def get_default_screen(self) -> Any:
             return BenchOverview()
@@ -126,8 +196,10 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
             snap = message.snapshot
             started, ended = build_times.pop(id(snap), (None, None))
             diagnosis = message.frame.diagnosis if message.frame is not None else None
+            tables = message.frame.tables if message.frame is not None else {}
             frame = {"version": message.version, "received": time.time(), "build_start": started,
-                     "build_end": ended,
+                     "build_end": ended, "gpu_nodes": len(tables.get("nodes", ())),
+                     "pending_pods": len(tables.get("pods", ())),
                      "diag_version": diagnosis.version if diagnosis is not None and diagnosis.report is not None
                      else None,
                      "complete": message.report is not None
@@ -151,11 +223,18 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
             result["error"] = (f"no complete overview within {args.timeout} s" if app.is_running
                                else "the app stopped before showing a complete overview")
             return result
+        useful = first_useful(frames, args.expect_gpu_nodes, args.expect_pending)
+        while useful is None and time.time() < deadline and app.is_running:
+            await pilot.pause(0.02)
+            useful = first_useful(frames, args.expect_gpu_nodes, args.expect_pending)
         while not app.settled and time.time() < deadline:
             await pilot.pause(0.05)
         screen = app.screen
         rows = {t: screen.query_one(f"#{t}", KeyedTable).row_count_shown for t in TABLES}
+        if args.key_rounds > 0:
+            result["keys"] = await press_keys(app, displays, args.key_rounds, args.filter_text)
         result.update({"t_synced": t_synced, "t_first_complete": first["painted"],
+                       "t_first_useful": useful["painted"] if useful is not None else None,
                        "first_frame": {"update_ms": round(first.get("update_s", 0) * 1000, 1),
                                        "paint_ms": round((first["painted"] - first["received"]) * 1000, 1)},
                        "frames_before_complete": frames.index(first), "rows": rows, "rss_at_first_mb": rss_mb()})
@@ -230,6 +309,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--burst-rate", type=float, default=0.0)
     p.add_argument("--burst-seconds", type=float, default=20.0)
     p.add_argument("--profile", help="write a cProfile of the UI thread during the burst to this file")
+    p.add_argument("--expect-gpu-nodes", type=int, default=1, help="GPU nodes the first useful screen shows")
+    p.add_argument("--expect-pending", type=int, default=1, help="pending GPU pods the first useful screen shows")
+    p.add_argument("--key-rounds", type=int, default=0, help="rounds of timed keys after the first overview")
+    p.add_argument("--filter-text", default="gpu", help="what the timed `/` filter types, one key at a time")
     args = p.parse_args(argv)
     result = asyncio.run(drive(args))
     sys.stdout.write(json.dumps(result) + "\n")

@@ -95,3 +95,43 @@ def test_a_reset_puts_back_what_bursts_finished_so_every_run_sees_one_cluster() 
         assert burst.reset() == {"restored": len(running) - 1}
         assert phases() == ["Running"] * len(running)
         assert burst.reset() == {"restored": 0}
+
+
+def test_a_verdict_needs_five_pairs_and_says_noise_when_its_spread_crosses_the_target() -> None:
+    from gputui.bench.stats import paired_ratios, verdict
+
+    # Two identical bench runs gave 1.14x then 1.54x against a 1.3x target: that is noise, not a verdict.
+    assert verdict([1.14, 1.54], 1.3)["verdict"] == "undecided (2 runs, need 5)"
+    noisy = verdict([1.1, 1.2, 1.35, 1.4, 1.5], 1.3)
+    assert noisy["verdict"] == "undecided (noise)" and noisy["spread"] == [1.2, 1.4] and noisy["median"] == 1.35
+    assert verdict([1.0, 1.1, 1.15, 1.2, 2.5], 1.3)["verdict"] == "met"  # one slow run does not flip it
+    assert verdict([1.4, 1.5, 1.6, 1.7, 0.9], 1.3)["verdict"] == "missed"
+    # Ratios are taken per pair, never as a ratio of medians; a failed side drops its pair.
+    assert paired_ratios([2.0, 1.0, None, 3.0], [1.0, 2.0, 1.0, 0.0]) == [2.0, 0.5]
+
+
+def test_the_first_useful_screen_waits_for_findings_about_every_gpu_node_and_pending_pod() -> None:
+    from gputui.bench.tui_probe import first_useful
+
+    frames = [{"version": 3, "gpu_nodes": 40, "pending_pods": 0, "diag_version": None, "painted": 1.0},
+              {"version": 5, "gpu_nodes": 40, "pending_pods": 20, "diag_version": 3, "painted": 2.0},
+              {"version": 6, "gpu_nodes": 40, "pending_pods": 20, "diag_version": 5, "painted": 3.0}]
+    # The second frame shows the pods but findings from before they arrived.
+    assert first_useful(frames, 40, 20) is frames[2]
+    assert first_useful(frames, 41, 20) is None
+
+
+def test_peak_rss_of_a_child_is_its_own_not_the_benchmarks(tmp_path: pytest.TempPathFactory) -> None:
+    import sys
+
+    from gputui.bench.procs import run_timed
+
+    ballast = bytearray(300 * 1024 * 1024)
+    ballast[::4096] = b"\x01" * len(ballast[::4096])  # resident, not just reserved
+    small = run_timed([sys.executable, "-c", "pass"], timeout=60)
+    big = run_timed([sys.executable, "-c", "b = bytearray(120 * 1024 * 1024); b[::4096] = b'1' * len(b[::4096])"],
+                    timeout=60)
+    del ballast
+    assert small.returncode == 0 and small.maxrss_mb < 60, small.maxrss_mb
+    assert 120 < big.maxrss_mb < 250, big.maxrss_mb
+    assert run_timed([sys.executable, "-c", "raise SystemExit(3)"], timeout=60).returncode == 3

@@ -20,7 +20,7 @@ from gputui.bench.runner import Bench, Options
 @pytest.fixture(scope="module")
 def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     opts = Options(scale="S", repeat=1, burst_rate=200, burst_seconds=2, models_timeout=120, diag_runs=2,
-                   workdir=tmp_path_factory.mktemp("bench"))
+                   key_rounds=1, workdir=tmp_path_factory.mktemp("bench"))
     res = Bench(opts, log=lambda _msg: None).run()
     res["summary"] = summarize(res)
     return res
@@ -33,9 +33,12 @@ def test_every_client_was_measured_without_errors(result: dict[str, Any]) -> Non
     assert cold["gputui"] > 0 and cold["floor"] > 0 and cold["models"]["median_s"] > 0
     assert cold["ratio_vs_floor"] is not None
     if shutil.which("kubectl"):
-        assert cold["kubectl"] > 0 and s["oneshot_s"]["kubectl_describe"] > 0
-    assert s["oneshot_s"]["gputui_diagnose"] > 0
+        assert cold["kubectl"] > 0 and s["oneshot_s"]["checklist"] > 0
+        assert set(s["oneshot_s"]["checklist_steps"]) == {"describe pod", "get nodeclaims -o wide", "describe node",
+                                                          "get pods -n gpu-operator", "get events"}
+    assert s["oneshot_s"]["gputui_diagnose"] > 0 and s["oneshot_s"]["floor"] > 0
     assert s["tui"]["first_complete_s"] > 0
+    assert 0 < s["tui"]["first_useful_s"] <= s["tui"]["first_complete_s"]
     assert all(v > 0 for k, v in s["rss_mb"].items() if k not in ("kubectl",) and v is not None)
 
 
@@ -72,9 +75,40 @@ def test_one_shot_path_never_imports_textual(result: dict[str, Any]) -> None:
     assert result["summary"]["oneshot_s"]["imports_textual"] is False
 
 
+def test_the_floor_replays_the_one_shots_own_reads(result: dict[str, Any]) -> None:
+    reads = result["runs"]["oneshot_reads"]
+    pod = result["runs"]["oneshot"][0]
+    # The pod's GET and its narrowed reads, never a cluster-wide pod list; each GET replayed, none failed.
+    assert any("/pods/" in r for r in reads) and not any(r.split("?")[0] == "/api/v1/pods" and "fieldSelector" not in r
+                                                          for r in reads)
+    assert pod["floor"]["requests"] == len(reads) and pod["floor"]["items"] > 0
+
+
+def test_peak_rss_is_each_processs_own(result: dict[str, Any]) -> None:
+    rss = result["summary"]["oneshot_s"]["peak_rss_mb"]
+    # Forked from the benchmark, every child used to report the benchmark's own size (~170 MB for all).
+    assert rss["floor"] < rss["gputui"]
+    if shutil.which("kubectl"):
+        assert rss["checklist"] != rss["gputui"]
+
+
+def test_every_key_was_timed_from_posted_events(result: dict[str, Any]) -> None:
+    keys = result["summary"]["tui"]["keys"]["by_key"]
+    assert {"down", ":nodes Enter", "filter keystroke that narrows", "Esc clearing a filter"} <= set(keys)
+    assert all(k["p95_ms"] > 0 for k in keys.values())
+
+
+def test_rows_named_by_issue_25_print_a_value_and_a_spread(result: dict[str, Any]) -> None:
+    text = render(result, result["summary"])
+    for name in ("checklist", "floor", "first useful screen", "key"):
+        line = next(line for line in text.splitlines() if line.startswith(f"  {name} "))
+        # One run decides nothing: the value and its spread print, the verdict says why it waits.
+        assert "undecided (1 run, need 5)" in line and "-" in line.split("<=")[0], line
+
+
 def test_report_renders_and_serializes(result: dict[str, Any], tmp_path: Path) -> None:
     text = render(result, result["summary"])
-    assert "Cold start" in text and "Targets" in text and "ERROR" not in text
+    assert "Cold start" in text and "Verdicts" in text and "ERROR" not in text
     machine = result["machine"]
     assert machine["cores"] and machine["python"] and machine["cpu"] and machine["date"]
     (tmp_path / "out.json").write_text(json.dumps(result))

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from diagnostics.model import CheckResult, CheckStatus, Finding, Report, Severity
 from diagnostics.registry import LOAD_ERRORS, CheckSpec, iter_checks
+from diagnostics.relations import attribute
 from diagnostics.snapshot import Snapshot
 
 
@@ -26,6 +27,11 @@ def run(snapshot: Snapshot, only: Iterable[str] = (), ignore: Iterable[str] = ()
     results = tuple(ran) + tuple(
         CheckResult(slug, "GT000", slug, CheckStatus.ERRORED, reason=f"check failed to load: {err}")
         for slug, err in sorted(LOAD_ERRORS.items()) if not list(only))
+    try:
+        results = attribute(snapshot, results)  # which pending pods each finding explains, same causes merged
+    except Exception as exc:  # never a crash: the findings stand, and the run says what it could not work out
+        results += (CheckResult("pending-pod-relation", "GT000", "Which finding explains each pending pod",
+                                CheckStatus.ERRORED, reason=f"{type(exc).__name__}: {exc}"),)
     return Report(
         results=results,
         taken_at=snapshot.taken_at,

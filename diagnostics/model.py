@@ -136,6 +136,30 @@ class Remediation:
 
 
 @dataclass(frozen=True, slots=True)
+class Impact:
+    """A finding's blast radius: the GPUs it keeps from work and the pending pods it blocks."""
+
+    gpus: float = 0.0
+    """GPUs stalled (wanted by the pods it blocks, or on a node that cannot serve) or idle."""
+    pods: int = 0
+    """Pending GPU pods it explains."""
+    gpus_what: str = "stalled"
+    """`stalled` or `idle`."""
+
+    def text(self) -> str:
+        """`8 GPUs stalled, 1 pod blocked`; '' when there is nothing to count."""
+        parts = []
+        if self.gpus:
+            parts.append(f"{self.gpus:g} GPU{'s' if self.gpus != 1 else ''} {self.gpus_what}")
+        if self.pods:
+            parts.append(f"{self.pods} pod{'s' if self.pods != 1 else ''} blocked")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gpus": self.gpus, "gpus_what": self.gpus_what, "pods": self.pods}
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """A problem on one subject. `severity=None` means the check's default severity."""
 
@@ -149,9 +173,13 @@ class Finding:
     check: str = ""
     """Filled by the engine: slug of the check that produced it."""
     code: str = ""
+    explains: tuple[ObjectRef, ...] = ()
+    """Filled by the engine (`relations.attribute`): the pending GPU pods this finding explains."""
+    impact: Impact | None = None
+    """Filled by the engine: its blast radius (orders findings within a severity)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "check": self.check,
             "code": self.code,
             "severity": (self.severity or Severity.OK).label,
@@ -160,7 +188,11 @@ class Finding:
             "evidence": [e.to_json() for e in self.evidence],
             "remediation": self.remediation.to_json() if self.remediation else None,
             "related": [str(r) for r in self.related],
+            "explains": [str(r) for r in self.explains],
         }
+        if self.impact is not None:
+            out["impact"] = self.impact.to_json()
+        return out
 
 
 class CheckStatus(str, enum.Enum):
@@ -183,6 +215,9 @@ class CheckResult:
     """Why it was skipped or errored."""
     examined: int = 0
     """How many subjects the check looked at (so 'passed' is not silent about scope)."""
+    elsewhere: int = 0
+    """Findings about other objects than a diagnosis's target (`relations.focus` keeps them out of view,
+    never turns them into a pass)."""
 
     @property
     def worst(self) -> Severity:
@@ -197,6 +232,7 @@ class CheckResult:
             "reason": self.reason,
             "examined": self.examined,
             "findings": [f.to_json() for f in self.findings],
+            "elsewhere": self.elsewhere,
         }
 
 
@@ -210,7 +246,8 @@ class CheckSkipped(Exception):
     skips_check = True
 
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
+"""2 added `explains`/`impact` per finding, `elsewhere` per result, `verdict` and `root_causes`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,16 +258,23 @@ class Report:
     cluster: Mapping[str, Any] = field(default_factory=dict)
     sources: Mapping[str, Any] = field(default_factory=dict)
     """Source statuses as plain data (see `SourceStatus.to_json`)."""
+    verdict: Any = None
+    """`diagnostics.verdict.Verdict` for a focused report (set by `relations.focus`); None for a whole run."""
 
     @property
     def findings(self) -> list[Finding]:
-        """All findings, worst first; ties keep the checklist's order."""
+        """All findings, worst first; within a severity the biggest blast radius first; then the checklist's order."""
         found = [f for r in self.results for f in r.findings]
-        return sorted(found, key=lambda f: -(f.severity or Severity.OK))
+        return sorted(found, key=lambda f: (-(f.severity or Severity.OK), *_radius(f)))
 
     @property
     def worst(self) -> Severity:
         return max((r.worst for r in self.results), default=Severity.OK)
+
+    @property
+    def elsewhere(self) -> int:
+        """Findings kept out of a focused report because they are about other objects."""
+        return sum(r.elsewhere for r in self.results)
 
     def for_subject(self, ref: ObjectRef) -> list[Finding]:
         return [f for f in self.findings if f.subject == ref or ref in f.related]
@@ -245,3 +289,8 @@ class Report:
             "worst": self.worst.label,
             "results": [r.to_json() for r in self.results],
         }
+
+
+def _radius(f: Finding) -> tuple[float, int]:
+    """Sort key part: most GPUs, then most pods first."""
+    return (-f.impact.gpus, -f.impact.pods) if f.impact is not None else (0.0, 0)

@@ -111,6 +111,8 @@ class Snapshot:
     gpu_reports: Mapping[str, Any] = field(default_factory=dict)
     """nvidia-smi results by node name (plain JSON from the debug pod parser)."""
     target: str = "cluster"
+    pods_read_on: frozenset[str] | None = None
+    """When the pods source is partial (read for one target): the nodes whose pods were all read."""
 
     def status(self, source: str) -> SourceStatus:
         return self.sources.get(source) or SourceStatus(source, SourceState.NOT_CONFIGURED)

@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--only", action="append", default=[], metavar="CHECK", help="run only these checks (slug/code)")
     d.add_argument("--ignore", action="append", default=[], metavar="CHECK", help="skip these checks")
     d.add_argument("--bundle", default=argparse.SUPPRESS, help="diagnose a bundle offline")
+    d.add_argument("-v", "--verbose", action="store_true", help="list every passed check, not only their count")
 
     e = sub.add_parser("explain", help="print a check's documentation")
     e.add_argument("check", nargs="?", help="slug or code, e.g. gpu-not-advertised or GT201")

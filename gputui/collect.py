@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from diagnostics.model import ObjectRef
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceStatus, utcnow
 from gputui import ingest
-from gputui.collect_pod import PodReads
+from gputui.collect_pod import PodReads, broken_candidates
 from gputui.kubeapi import Api, ClusterInfo, KubeError, Unauthorized, Unreachable
 from gputui.reads import Merged, freeze, merge, raise_if_unreachable, read
 from gputui.resources import RESOURCES
@@ -61,13 +62,15 @@ def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
         _record_version(store, version)
         obj = found.result() if found is not None else None
         if pod_reads is not None and obj is not None:
-            merged, failed, partial = pod_reads.finish(obj)
+            merged, failed, partial, read_on = pod_reads.finish(obj)
         else:  # whole lists (a pod that cannot be read directly too: the lists say why)
-            merged, failed, partial = _collect_lists(api, target, pool, now)
+            merged, failed, partial, read_on = _collect_lists(api, target, pool, now)
         if prom_future is not None:
             facts, prom_status = prom_future.result()
             store.set_extra("prometheus", facts, prom_status)
     snap = freeze(store, merged, failed, target, partial)
+    if target is not None:
+        snap = replace(snap, pods_read_on=read_on)  # the nodes whose pods were all read
     if target is not None and obj is None:
         _require_target(snap, target)
     if aws is not None:
@@ -107,8 +110,10 @@ def _record_version(store: Store, version: Future[Any]) -> None:
 
 
 def _collect_lists(api: Api, target: ObjectRef | None, pool: ThreadPoolExecutor,
-                   now: Callable[[], datetime]) -> tuple[Merged, dict[str, SourceStatus], tuple[str, ...]]:
-    """Whole lists of every source (pods and events narrowed for a target), then the target's nodes' pods."""
+                   now: Callable[[], datetime]) -> tuple[Merged, dict[str, SourceStatus], tuple[str, ...],
+                                                         frozenset[str]]:
+    """Whole lists of every source (pods and events narrowed for a target), then the target's nodes' pods
+    (and the nodes whose pods were all read)."""
     jobs: list[tuple[str, str | None, str | None]] = []
     for s in KUBE_SOURCES:
         if s == "pods":
@@ -133,6 +138,7 @@ def _collect_lists(api: Api, target: ObjectRef | None, pool: ThreadPoolExecutor,
     merge(results, merged, failed)
 
     # Pods on the nodes the target touches (for node checks: device plugin pods, GPUs in use).
+    read_on: frozenset[str] = frozenset()
     if target is not None and "pods" not in failed:
         snap0 = freeze(Store(clock=now), merged, failed, target)
         from gputui.related import chain
@@ -140,9 +146,13 @@ def _collect_lists(api: Api, target: ObjectRef | None, pool: ThreadPoolExecutor,
         nodes = [r.name for r in chain(snap0, target) if r.kind == "Node"]
         if target.kind == "NodePool":
             nodes += [n.name for n in snap0.index.nodes_by_pool.get(target.name, [])]
+        pod = snap0.index.pod.get((target.namespace or "", target.name)) if target.kind == "Pod" else None
+        if pod is not None:
+            nodes += broken_candidates(snap0, pod)  # whether they have room for it
         extra = list(pool.map(lambda n: read(api, "pods", None, f"spec.nodeName={n}"), sorted(set(nodes))))
         merge((r for r in extra if r[2] is None), merged, failed)
-    return merged, failed, ()
+        read_on = frozenset(n for n, r in zip(sorted(set(nodes)), extra) if r[2] is None)
+    return merged, failed, (), read_on
 
 
 def _prometheus(settings: Any, api: Api, now: Callable[[], datetime]) -> tuple[Any, SourceStatus]:

@@ -21,11 +21,13 @@ from typing import Any
 
 from diagnostics.model import ObjectRef
 from diagnostics.nodeclass_health import nodeclass_failing
-from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod
+from diagnostics.node_health import node_gpu_total
+from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod, accelerator_total
+from diagnostics.relations import admits
 from diagnostics.snapshot import Snapshot, SourceStatus
 from gputui import ingest, pod_scope
 from gputui.kubeapi import Api, KubeError
-from gputui.reads import Merged, Result, freeze, merge, raise_if_unreachable, read
+from gputui.reads import Merged, Result, freeze, merge, raise_if_unreachable, read, retrying
 from gputui.related import chain
 from gputui.resources import RESOURCES
 from gputui.sources.kube import gc_paused, iter_pages, status_for_error
@@ -63,8 +65,9 @@ class PodReads:
         self._others: Future[tuple[list[dict[str, Any]] | None, SourceStatus | None]] | None = None
         self._ingest: Future[Result] | None = None
 
-    def finish(self, obj: dict[str, Any]) -> tuple[Merged, dict[str, SourceStatus], tuple[str, ...]]:
-        """Everything for the pod whose object the GET returned: merged records, failures, partial sources."""
+    def finish(self, obj: dict[str, Any]) -> tuple[Merged, dict[str, SourceStatus], tuple[str, ...], frozenset[str]]:
+        """Everything for the pod whose object the GET returned: merged records, failures, partial sources,
+        and the nodes whose pods were all read."""
         pod = ingest.record("pods", obj)
         self.merged["pods"] = {key_of("pods", pod): pod}
         # The biggest read; started only once the pod exists, so a mistyped name fails fast.
@@ -82,10 +85,13 @@ class PodReads:
         self._wait()
         snap = self._close(pools)
 
-        # Pods on the chain's nodes (for node checks: device plugin pods, GPUs in use), in node order.
-        nodes = sorted({r.name for r in chain(snap, self.target) if r.kind == "Node"})
+        # Pods on the chain's nodes (for node checks: device plugin pods, GPUs in use), in node order, and on
+        # the broken-looking nodes that would take a pending pod (whether they have room for it).
+        nodes = sorted({r.name for r in chain(snap, self.target) if r.kind == "Node"} | broken_candidates(snap, pod))
         on_nodes = [node_pods.get(n) or self._submit("pods", f"spec.nodeName={n}") for n in nodes]
-        merge((r for r in (f.result() for f in on_nodes) if r[2] is None), self.merged, self.failed)
+        answers = [f.result() for f in on_nodes]
+        merge((r for r in answers if r[2] is None), self.merged, self.failed)
+        read_on = frozenset(n for n, r in zip(nodes, answers) if r[2] is None)
 
         # As the whole-list path orders them: every non-pod event, then the pod's own.
         self.merged.pop("events", None)
@@ -96,7 +102,7 @@ class PodReads:
             if source in self.merged:
                 self.merged[source] = dict(sorted(self.merged[source].items(), key=lambda kv: kv[0][1]))
         partial = tuple(s for s, every in (("nodes", self.all_nodes), ("nodeclaims", self.all_claims)) if not every)
-        return self.merged, self.failed, partial
+        return self.merged, self.failed, partial, read_on
 
     # --- rounds ---------------------------------------------------------------------------------
 
@@ -240,6 +246,20 @@ class PodReads:
             return "events", [ingest.record("events", o) for o in items], None
 
 
+def broken_candidates(snap: Snapshot, pod: Pod) -> set[str]:
+    """GPU nodes that would take the pending pod but advertise fewer accelerators than they should or are
+    not Ready: whether they explain it depends on their room, which only their pods tell (at most MAX_NAMED)."""
+    if not pod.pending:
+        return set()
+    out = []
+    for node, claim in snap.index.gpu_nodes:
+        if node.ready is True and accelerator_total(node.allocatable) >= node_gpu_total(node, claim):
+            continue
+        if admits(snap, pod, node, claim):
+            out.append(node.name)
+    return set(sorted(out)[:MAX_NAMED])
+
+
 def _names(records: Iterable[Node | NodeClaim]) -> set[str]:
     return {r.meta.name for r in records}
 
@@ -247,10 +267,14 @@ def _names(records: Iterable[Node | NodeClaim]) -> set[str]:
 def _other_events(api: Api) -> tuple[list[dict[str, Any]] | None, SourceStatus | None]:
     """Every event not about a pod, unparsed: which to keep is known only once the nodes are read."""
     res = RESOURCES["events"]
-    items: list[dict[str, Any]] = []
-    try:
+
+    def whole() -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
         for page, _meta in iter_pages(api, res, field_selector="involvedObject.kind!=Pod"):
             items.extend(page)
+        return items
+
+    try:
+        return retrying(whole), None  # a 5xx, a reset or a 410 on `continue`: read again from the start
     except KubeError as exc:
         return None, status_for_error(res, exc)
-    return items, None

@@ -40,11 +40,13 @@ def rebuild(snap: Snapshot, got: Gathered, sources: dict[str, SourceStatus]) -> 
 
 
 def report_for(snap: Snapshot, target: ObjectRef | None) -> Report:
-    """The checks over the bundle's snapshot, focused on the target as `gputui diagnose TARGET` does."""
-    from gputui.commands.diagnose import focus
+    """The checks over the bundle's snapshot, focused on the target as `gputui diagnose TARGET` does, with
+    the verdict attached either way."""
+    from diagnostics.relations import focus
+    from diagnostics.verdict import judge
 
     report = run_checks(snap)
-    return focus(report, snap, target) if target is not None else report
+    return focus(report, snap, target) if target is not None else replace(report, verdict=judge(report))
 
 
 def with_nvidia_smi(api: Api, snap: Snapshot, sel: Selection, *, max_nodes: int, namespace: str | None,

@@ -8,7 +8,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from diagnostics import run as run_checks
-from diagnostics.model import Report
+from diagnostics.model import Report, Severity
+from diagnostics.relations import focus
 from diagnostics.registry import RegistryError, all_checks
 from gputui import clock
 from gputui.cli import UsageError
@@ -55,9 +56,8 @@ def run(args: argparse.Namespace) -> int:
         report = run_checks(snap, only=args.only, ignore=args.ignore)
     except RegistryError as exc:
         raise UsageError(str(exc)) from None
-    if target.ref is not None:
-        report = focus(report, snap, target.ref)
-    emit(report, args.output)
+    report = focus(report, snap, target.ref) if target.ref is not None else with_verdict(report)
+    emit(report, args.output, verbose=getattr(args, "verbose", False))
     return exit_code(report)
 
 
@@ -73,52 +73,31 @@ def _warm_up(output: str) -> None:
 
 
 def exit_code(report: Report) -> int:
-    """By worst severity; but a run in which no check could look at anything is not "all clear"."""
+    """By worst severity, but never better than the verdict allows (`diagnostics.verdict.judge`): a run that
+    could not see everything it needed, or a pending pod nothing explains, is not an all-clear (4)."""
     from diagnostics.model import CheckStatus
+    from diagnostics.verdict import judge
 
+    verdict = report.verdict or judge(report)
     if report.results and all(r.status is CheckStatus.SKIPPED for r in report.results):
         print("gputui: warning: no check could run (every source they need is forbidden, absent or "
               "unreachable); see the reasons above", file=sys.stderr)
-        return max(int(for_severity(report.worst)), int(ExitCode.FINDINGS_WARNING))
-    # Nothing found, but most of the checklist was kept from looking (RBAC, an unreachable source): not an
-    # all-clear. Checks skipped because Karpenter or Prometheus is simply not there do not count.
-    blind = sum(r.status is CheckStatus.SKIPPED and (": forbidden" in r.reason or ": unreachable" in r.reason)
-                for r in report.results)
-    if not report.findings and blind * 2 > len(report.results):
-        print(f"gputui: warning: {blind} of {len(report.results)} checks could not run (their sources are "
-              "forbidden or unreachable): no problems found is not an all-clear", file=sys.stderr)
-        return max(int(for_severity(report.worst)), int(ExitCode.FINDINGS_WARNING))
-    return for_severity(report.worst)
+        return int(for_severity(max(report.worst, Severity.WARNING)))
+    if verdict.floor > report.worst:
+        print(f"gputui: warning: {verdict.headline}", file=sys.stderr)
+    return int(for_severity(max(report.worst, verdict.floor)))
 
 
-def focus(report: Report, snap, ref) -> Report:  # type: ignore[no-untyped-def]
-    """Keep the findings about the target's chain (pod -> claim -> node -> pool -> class), or that name
-    the target, its claim or its node among the objects they affect.
-
-    A NodePool or EC2NodeClass above the target is shared with many other objects: a finding about
-    another pool's NodeClaim that merely lists the shared class is not about this pod or node (a
-    healthy pod must not exit with another pool's errors). Findings about the pool or class itself
-    are kept, since they are in the chain.
-    """
+def with_verdict(report: Report) -> Report:
+    """A whole-cluster report with its verdict attached (a focused one gets it from `focus`)."""
     from dataclasses import replace
 
-    from diagnostics.model import CheckStatus
-    from gputui.related import chain
+    from diagnostics.verdict import judge
 
-    keep = set(chain(snap, ref))
-    own = {x for x in keep if x == ref or x.kind not in ("NodePool", "EC2NodeClass")}
-    results = []
-    for r in report.results:
-        fs = tuple(f for f in r.findings if f.subject in keep or any(x in own for x in f.related))
-        if r.status is CheckStatus.FAILED and not fs:
-            r = replace(r, status=CheckStatus.PASSED, findings=())
-        else:
-            r = replace(r, findings=fs)
-        results.append(r)
-    return replace(report, results=tuple(results))
+    return replace(report, verdict=judge(report))
 
 
-def emit(report: Report, output: str) -> None:
+def emit(report: Report, output: str, *, verbose: bool = False) -> None:
     from gputui.output.console import reader_may_leave, stdout_console
 
     with reader_may_leave():
@@ -130,4 +109,4 @@ def emit(report: Report, output: str) -> None:
             return
         from gputui.output.text import render_report
 
-        render_report(report, stdout_console())
+        render_report(report, stdout_console(), verbose=verbose)

@@ -103,9 +103,15 @@ def checklist(report: Report, verbose: bool = True) -> Iterable[RenderableType]:
     yield Text.assemble(("Checklist", "bold"), f" ({len(report.results)} checks: "
                         f"{counts[CheckStatus.FAILED]} failed, {counts[CheckStatus.PASSED]} passed, "
                         f"{counts[CheckStatus.SKIPPED]} skipped, {counts[CheckStatus.ERRORED]} errored)")
+    from diagnostics.verdict import kept_from_looking
+
     passed = [r for r in report.results if r.status is CheckStatus.PASSED]
+    absent: dict[str, list[str]] = {}  # skipped because a component is not there: folded by reason
     for r in report.results:
         if r.status is CheckStatus.PASSED and not verbose:
+            continue
+        if r.status is CheckStatus.SKIPPED and not verbose and not kept_from_looking(r):
+            absent.setdefault(r.reason, []).append(r.code)
             continue
         mark, style = STATUS_MARK[r.status]
         t = Text(f"  {mark} ", style=style)
@@ -125,6 +131,8 @@ def checklist(report: Report, verbose: bool = True) -> Iterable[RenderableType]:
         else:
             t.append(f" {r.status.value}: {visible(r.reason)}", style=style)
         yield t
+    for reason, codes in absent.items():
+        yield Text(f"  - {len(codes)} skipped ({' '.join(codes)}): {visible(reason)}", style="dim")
     if passed and not verbose:
         yield Text(f"  ✓ {len(passed)} passed: " + " ".join(r.code for r in passed) + "  (-v lists them)",
                    style="green")

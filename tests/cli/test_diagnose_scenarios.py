@@ -73,7 +73,7 @@ def test_json_output_matches_golden(capsys: pytest.CaptureFixture[str], monkeypa
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     assert data == json.loads(golden.read_text()), "run with GPUTUI_UPDATE_GOLDEN=1 to accept a deliberate change"
-    assert data["version"] == 1
+    assert data["version"] == 2
     assert {"version", "target", "cluster", "results", "findings"} <= set(data)
     r0 = data["results"][0]
     assert {"check", "code", "status", "reason", "findings"} <= set(r0)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from diagnostics import ObjectRef, run
-from gputui.commands.diagnose import focus
+from diagnostics.relations import focus
 from tests.builders import snapshot
 from tests.diagnostics.checks.test_nodeclaim_not_registered import NODECLASS, claim
 

@@ -4,7 +4,8 @@ Every pod of every demo scenario, and a scenario bent into the corners the narro
 right (an unregistered claim whose node joined without labels, a node relabelled by hand, Gt and
 unparsable selector terms, a repair event naming a pool, a `nodes` limit without usage), is
 diagnosed twice: from whole lists and scoped. The focused reports must be identical except for the
-checklist's "examined" counts and the sources' partial marks.
+checklist's "examined" counts, the count of findings elsewhere (a check that failed only elsewhere in
+the whole lists passes on the narrowed ones) and the sources' partial marks.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from diagnostics import run as run_checks
 from diagnostics.model import ObjectRef
 from gputui import clock
 from gputui.collect import collect
-from gputui.commands.diagnose import focus
+from diagnostics.relations import focus
 from gputui.kubeapi import Api, load
 from gputui.output.json import report_json
 from gputui.sim.cluster import SimCluster
@@ -33,7 +34,12 @@ def _report(api: Api, info: Any, ref: ObjectRef, scoped: bool) -> tuple[dict[str
     data = report_json(focus(run_checks(snap), snap, ref))
     for r in data["results"]:
         r.pop("examined", None)
+        # Findings about other objects are counted, not shown: how many depends on how much was read.
+        if r.pop("elsewhere", 0) and not r["findings"]:
+            r["status"] = "nothing about the target"
         if r["status"] == "passed":
+            r["status"] = "nothing about the target"
+        if r["status"] == "nothing about the target":
             r.pop("reason", None)  # "ok, N examined"
     for st in data.get("sources", {}).values():
         st.pop("partial", None)

@@ -1,0 +1,173 @@
+"""The verdict of a diagnosis, and whether it may claim an all-clear: one function for every view.
+
+"No problems found", "✓" and exit 0 are claims that every check the verdict needs ran and saw all it
+needed. A check kept from looking (its source forbidden, unreachable, still loading or read only in
+part, or the check errored) turns them into "could not see ...", with the causes it cannot rule out,
+and an exit code of at least 4. A check skipped because a component is simply not there (no
+Karpenter CRDs, no Prometheus configured, a metric nobody exports) does not: that is a fact, not
+blindness. A pending GPU pod that no finding explains is never "no problems": it is "pending, cause
+not determined", with what the schedulers last said and what was checked.
+
+`judge` is used by `gputui diagnose` (text, JSON and exit code), bundle reopening and the TUI; its
+wording is a contract (`VERDICTS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from diagnostics.model import CheckResult, CheckStatus, Finding, ObjectRef, Report, Severity
+from diagnostics.snapshot import Snapshot
+
+EXPLAINED = "explained"
+UNDETERMINED = "pending, cause not determined"
+PROBLEMS = "problems found"
+NO_PROBLEMS = "no problems found"
+INCOMPLETE = "nothing found, not an all-clear"
+VERDICTS = (EXPLAINED, UNDETERMINED, PROBLEMS, NO_PROBLEMS, INCOMPLETE, "running", "succeeded", "failed", "unknown")
+"""Every value `Verdict.verdict` takes (a pod target that is not pending gets its phase, lower-cased)."""
+
+BLIND_MARKERS = (": forbidden", ": unreachable", "not loaded yet", "partial", "denied", "unauthorized",
+                 "permission", "timed out", "timeout", "error")
+"""Words in a skip reason that mean the check was kept from looking, not that something is absent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a diagnosis may say, first, in one line."""
+
+    verdict: str
+    """One of VERDICTS."""
+    headline: str
+    """The line a paged engineer acts on: verdict, top root cause with its blast radius, what was not seen."""
+    floor: Severity = Severity.OK
+    """The exit code is at least this bad (WARNING: exit 4) whatever the findings say."""
+    blind: tuple[str, ...] = ()
+    """What could not be seen, one `reason - checks it kept from looking` line per reason."""
+    root_cause: Finding | None = None
+    messages: tuple[str, ...] = ()
+    """A pending pod: what kube-scheduler and Karpenter last said about it."""
+    checked: tuple[str, ...] = ()
+    """A pending pod nothing explains: what was looked at."""
+
+    @property
+    def all_clear(self) -> bool:
+        return self.verdict == NO_PROBLEMS
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"verdict": self.verdict, "headline": self.headline, "cannot_see": list(self.blind)}
+        if self.root_cause is not None:
+            f = self.root_cause
+            out["root_cause"] = {"check": f.check, "code": f.code, "subject": str(f.subject)}
+        if self.messages:
+            out["messages"] = list(self.messages)
+        if self.checked:
+            out["checked"] = list(self.checked)
+        return out
+
+
+def kept_from_looking(r: CheckResult) -> bool:
+    """The check could not judge for lack of access or data (not because a component is absent)."""
+    if r.status is CheckStatus.ERRORED:
+        return True
+    if r.status is not CheckStatus.SKIPPED:
+        return False
+    low = r.reason.lower()
+    return any(m in low for m in BLIND_MARKERS)
+
+
+def blind_spots(report: Report) -> tuple[str, ...]:
+    """`events: forbidden (...) - cannot rule out: spot-capacity-shortage, node-remediation-loop`, per reason."""
+    by_reason: dict[str, list[str]] = {}
+    for r in report.results:
+        if kept_from_looking(r):
+            reason = r.reason if r.status is CheckStatus.SKIPPED else f"{r.check} errored ({r.reason})"
+            by_reason.setdefault(reason, []).append(r.check)
+    return tuple(f"{reason} - cannot rule out: {', '.join(checks)}" for reason, checks in by_reason.items())
+
+
+def _counts(findings: list[Finding]) -> str:
+    by: dict[Severity, int] = {}
+    for f in findings:
+        sev = f.severity or Severity.OK
+        by[sev] = by.get(sev, 0) + 1
+    return ", ".join(f"{n} {sev.label}{'s' if n != 1 and sev is not Severity.INFO else ''}"
+                     for sev, n in sorted(by.items(), reverse=True))
+
+
+def describe(f: Finding) -> str:
+    """`GT201 gpu-not-advertised node/x (8 GPUs stalled, 1 pod blocked)`: the finding's block follows."""
+    radius = f.impact.text() if f.impact is not None else ""
+    return f"{f.code} {f.check} {f.subject}" + (f" ({radius})" if radius else "")
+
+
+def _unseen(blind: tuple[str, ...]) -> str:
+    if not blind:
+        return ""
+    n = len(blind)
+    return f"; could not see {n} source{'s' if n != 1 else ''} (" + "; ".join(b.split(" - ")[0] for b in blind) + ")"
+
+
+def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None = None) -> Verdict:
+    """The verdict of `report` (focused on `target` when given; `snap` is what it was computed from)."""
+    from diagnostics.relations import all_candidates, root_cause
+
+    blind = blind_spots(report)
+    floor = Severity.WARNING if blind else Severity.OK
+    findings = report.findings
+    pod = None
+    if target is not None and target.kind == "Pod" and snap is not None:
+        pod = snap.index.pod.get((target.namespace or "", target.name))
+    if pod is not None and pod.pending:
+        rc = root_cause(report, target) if target is not None else None
+        if rc is not None:
+            return Verdict(EXPLAINED, f"{target} is pending - root cause: {describe(rc)}{_unseen(blind)}", floor, blind, rc,
+                           _messages(snap, pod))
+        cand = all_candidates(snap).get(pod.ref) if snap is not None else None
+        checked = [f"{r.code} {r.check}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
+                   for r in report.results]
+        if cand is not None:
+            c = cand[1]
+            checked.insert(0, "candidates: " + ", ".join(
+                f"{len(names)} {kind}{'s' if len(names) != 1 else ''}" + (f" ({', '.join(sorted(names)[:5])})" if names else "")
+                for kind, names in (("node", c.nodes), ("NodePool", c.pools), ("EC2NodeClass", c.classes),
+                                    ("NodeClaim", c.claims))))
+        return Verdict(UNDETERMINED, f"{target} is pending, cause not determined: no finding explains it"
+                       f"{_unseen(blind)}", Severity.WARNING, blind, None, _messages(snap, pod), tuple(checked))
+    if pod is not None:
+        phase = (pod.phase or "unknown").lower()
+        top = findings[0] if findings else None
+        head = f"{target} is {phase}"
+        head += f" - {_counts(findings)}; top: {describe(top)}" if top is not None else (
+            ", no problems found about it" if not blind else ", nothing found about it, not an all-clear")
+        return Verdict(phase, head + _unseen(blind), floor, blind, top)
+    what = str(target) if target is not None else "cluster"
+    if findings:
+        top = findings[0]
+        return Verdict(PROBLEMS, f"{what}: {_counts(findings)} - top root cause: {describe(top)}{_unseen(blind)}",
+                       floor, blind, top)
+    if blind:
+        return Verdict(INCOMPLETE, f"{what}: nothing found, but not an all-clear{_unseen(blind)}", floor, blind)
+    return Verdict(NO_PROBLEMS, f"{what}: no problems found", floor, blind)
+
+
+def _messages(snap: Snapshot | None, pod: Any) -> tuple[str, ...]:
+    """What kube-scheduler and Karpenter last said about the pod (and its PodScheduled condition)."""
+    if snap is None:
+        return ()
+    from diagnostics.pod_events import scheduling
+
+    s = scheduling(snap, pod)
+    out = []
+    for who, e in (("kube-scheduler", s.scheduler), ("Karpenter", s.karpenter), ("Karpenter", s.nominated)):
+        if e is not None:
+            age = snap.age(e.last_seen or e.first_seen)
+            when = f" ({int(age // 60)}m ago)" if age is not None else ""
+            out.append(f"{who} {e.reason}{when}: {e.message[:300]}")
+    cond = pod.condition("PodScheduled")
+    if cond is not None and cond.message and not out:
+        out.append(f"PodScheduled={cond.status} {cond.reason}: {cond.message[:300]}")
+    if not snap.status("events").state.usable:
+        out.append(f"pod events not read: {snap.status('events').reason()}")
+    return tuple(out)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from diagnostics.gpu_count import ExpectedGpus, expected_gpus
 from diagnostics.model import Evidence, EvidenceKind, Finding, ObjectRef, Remediation, Severity
 from diagnostics.node_health import blast_radius, clip
 from diagnostics.records import Node, NodeClaim
@@ -58,22 +59,15 @@ _FLAGS: Mapping[str, tuple[str, str]] = {
     "nvidia-smi-not-found": ("no nvidia-smi on the host: the NVIDIA driver is not installed", _REPLACE),
     "nvml-library-missing": ("the NVML library is missing on the host: the driver install is broken", _REPLACE),
     "unreadable-field": ("nvidia-smi could not read some values of {gpus}", _WATCH),
+    "gpu-error-state": ("nvidia-smi prints ERR! for {gpus}: the GPU is in an error state", _RESET),
+    "memory-unrepairable": ("{gpus}: memory the GPU can no longer repair (RMA)", _REPLACE),
+    "memory-repair-pending": ("{gpus}: a memory channel repair is pending until the GPU is reset", _RESET),
+    "pcie-gen-downgraded": ("{gpus}: PCIe link below its generation while busy", _WATCH),
+    "kernel-xid": ("the kernel logged an Xid for {gpus}", _RESET),
 }
 _ROUTE_FLAGS = frozenset({"nvml-init-failure", "no-devices", "nvidia-smi-not-found", "nvml-library-missing"})
 """Flags that, from an unprivileged debug pod, say more about the pod's access than about the GPUs."""
 
-_COUNT_LABELS = ("karpenter.k8s.aws/instance-gpu-count", "cloud.google.com/gke-accelerator-count",
-                 "nvidia.com/gpu.count")
-"""Physical GPU counts (time-slicing and MIG make `status.capacity` no measure of physical GPUs)."""
-
-
-def _count_labels(node: Node) -> tuple[str, ...]:
-    """`_COUNT_LABELS` that count physical GPUs on this node: under the MIG "single" strategy GPU
-    Feature Discovery's nvidia.com/gpu.count counts MIG devices (gpu.product `A100-SXM4-40GB-MIG-1g.5gb`)."""
-    labels = node.labels
-    if labels.get("nvidia.com/mig.strategy") == "single" or "-MIG-" in labels.get("nvidia.com/gpu.product", ""):
-        return _COUNT_LABELS[:-1]
-    return _COUNT_LABELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,11 +199,14 @@ def gpu_health_nvidia_smi(snap: Snapshot) -> Iterator[Finding | int]:
             code = "nvidia-smi-timeout" if result.failure.get("code") == "nvidia-smi-hung" else "nvidia-smi-failed"
             said = str(result.failure.get("title") or result.failure.get("detail") or "")
             groups[code] = [_Flag(None, code, Severity.ERROR, said, "nvidia-smi", result.failure.get("code"))]
+        missing = groups.pop("gpus-missing", [])
         for code, flags in groups.items():
             yield _flag_finding(snap, result, node, claim, code, flags)
-        expected = _expected_gpus(node)
-        if node is not None and expected and result.sees_all_gpus and 0 < len(result.gpus) < expected:
+        expected = expected_gpus(node.labels) if node is not None else None
+        if node is not None and expected and result.sees_all_gpus and 0 < len(result.gpus) < expected.count:
             yield _count_finding(snap, result, node, claim, expected)
+        elif missing:  # the debug pod counted against the node as it was then; this snapshot cannot say
+            yield _flag_finding(snap, result, node, claim, "gpus-missing", missing)
 
 
 def _gpus_text(flags: list[_Flag]) -> str:
@@ -324,18 +321,21 @@ def _inconclusive_finding(snap: Snapshot, result: _Result) -> Finding:
     )
 
 
-def _expected_gpus(node: Node | None) -> int:
-    if node is None:
-        return 0
-    for key in _count_labels(node):
-        n = _int(node.labels.get(key))
-        if n:
-            return n
-    return 0
+def _missing_text(result: _Result, expected: int) -> str:
+    """`: GPU 7 missing` from the indexes nvidia-smi listed, when it printed one for every GPU it saw."""
+    listed = {_int(g.get("index")) for g in result.gpus}
+    if None in listed:
+        return ""
+    gone = sorted(set(range(expected)) - listed)  # type: ignore[arg-type]
+    lost = {f.gpu_index for f in result.flags if f.code in ("gpu-lost", "gpu-inaccessible")}
+    if not gone:
+        return ""
+    names = ", ".join(f"{i} (lost)" if i in lost else str(i) for i in gone)
+    return f" (missing: GPU{'s' if len(gone) > 1 else ''} {names})"
 
 
-def _count_finding(snap: Snapshot, result: _Result, node: Node, claim: NodeClaim | None, expected: int) -> Finding:
-    label = next(k for k in _count_labels(node) if _int(node.labels.get(k)))
+def _count_finding(snap: Snapshot, result: _Result, node: Node, claim: NodeClaim | None,
+                   expected: ExpectedGpus) -> Finding:
     seen = len(result.gpus)
     radius = blast_radius(snap, node, claim)
     commands = _drain_commands(node.name)
@@ -343,10 +343,10 @@ def _count_finding(snap: Snapshot, result: _Result, node: Node, claim: NodeClaim
         commands.append(f"kubectl delete nodeclaim {claim.name}")
     return Finding(
         subject=node.ref,
-        title=f"{node.name}: nvidia-smi sees {seen} of {expected} GPUs: "
-              f"{expected - seen} missing from the PCIe bus or unbound from the driver",
+        title=f"{node.name}: nvidia-smi sees {seen} of {expected.count} GPUs{_missing_text(result, expected.count)}: "
+              f"{expected.count - seen} missing from the PCIe bus or unbound from the driver",
         evidence=(
-            Evidence.field(node.ref, f"metadata.labels[{label}]", str(expected), note="GPUs the instance has"),
+            Evidence.field(node.ref, expected.source, str(expected.count), note="GPUs the instance has"),
             Evidence(EvidenceKind.NVIDIA_SMI, node.ref, "gpus", [g.get("bus_id") or g.get("uuid") for g in result.gpus],
                      note=f"{seen} GPU(s) listed; {_read_note(snap, result)}"),
         ),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,8 +55,15 @@ HEALTH_FIELDS: tuple[str, ...] = (
     "mig.mode.current",
     "clocks_event_reasons.active",
     "gpu_recovery_action",
+    "reset_status.reset_required",
+    "reset_status.drain_and_reset_recommended",
+    "fan.speed",
 )
 """`--query-gpu` fields the debug pod asks for (names as in `nvidia-smi --help-query-gpu`, driver 590).
+
+`gpu_recovery_action` exists from the 570s on; `reset_status.*` is how drivers before it (535-570, most
+production fleets) say a GPU needs a reset. A driver that knows only one of them rejects the other
+and the script drops it (the section marker says which), so both are always asked for.
 
 Order matters only for reading `noheader` output, and the log's section marker carries the list the
 driver actually accepted, so parsers never rely on this tuple for that.
@@ -498,18 +507,105 @@ _CANNED_OUTPUT = {
 }
 
 
+def multi_gpu_bus_id(index: int) -> str:
+    """Bus id of GPU `index` in a derived multi-GPU log (the captures are of one GPU; 0x53 + 0x11*i
+    spaces them as on an 8-GPU HGX board, e.g. 00000000:53:00.0 ... 00000000:CA:00.0)."""
+    return f"00000000:{0x53 + 0x11 * index:02X}:00.0"
+
+
+def _gpu_uuid(uuid: str, index: int) -> str:
+    return uuid[: -len(f"{index:x}")] + f"{index:x}" if index else uuid
+
+
+def _lost_line(index: int) -> str:
+    # nvidia-smi's words for a GPU that fell off the bus, in the form newer drivers print (index, then bus id).
+    return (f"Unable to determine the device handle for GPU{index}: {multi_gpu_bus_id(index)[4:]}: GPU is lost.  "
+            "Reboot the system to recover this GPU")
+
+
+def _derive(sections: list[Section], gpus: int, lost: Collection[int], remap_pending: Collection[int]) -> list[Section]:
+    """Sections of a one-GPU capture made into `gpus` GPUs: the same readings per GPU, each with its own
+    index, bus id and UUID. A `lost` GPU is missing from every listing and named in the failure line
+    nvidia-smi prints for it; `remap_pending` GPUs report `remapped_rows.pending` Yes."""
+    keep = [i for i in range(gpus) if i not in lost]
+    failures = "".join(_lost_line(i) + "\n" for i in sorted(lost) if i < gpus)
+    out: list[Section] = []
+    for section in sections:
+        text = section.text
+        if section.name == "nvidia-smi":
+            text = _derive_table(text, keep)
+        elif section.name == "query-gpu":
+            text = _derive_rows(text, section.fields, keep, remap_pending)
+        elif section.name == "list":
+            first = text.splitlines()[0] if text.strip() else ""
+            uuid = first[first.find("(UUID: ") + 7: -1] if "(UUID: " in first else ""
+            text = "\n".join(first.replace("GPU 0:", f"GPU {i}:", 1).replace(uuid, _gpu_uuid(uuid, i))
+                             for i in keep)
+        else:
+            out.append(section)
+            continue
+        out.append(dataclasses.replace(section, text=failures + text))
+    return out
+
+
+def _derive_table(text: str, keep: list[int]) -> str:
+    lines = text.splitlines()
+    head = next((i for i, line in enumerate(lines) if line.startswith("|===")), None)
+    if head is None:
+        return text
+    end = next((i for i in range(head + 1, len(lines)) if lines[i].startswith("+")), len(lines))
+    block, rule = lines[head + 1:end], lines[end] if end < len(lines) else ""
+    bus = _BUS_IN_TABLE.search(block[0]) if block else None
+    rows: list[str] = []
+    for n, i in enumerate(keep):
+        copy = list(block)
+        copy[0] = re.sub(r"^\|\s+0 ", f"|{i:>4} ", copy[0])
+        if bus is not None:
+            copy[0] = copy[0].replace(bus.group(0), multi_gpu_bus_id(i))
+        rows.extend(copy)
+        if n < len(keep) - 1:
+            rows.append(rule)
+    return "\n".join(lines[: head + 1] + rows + lines[end:])
+
+
+_BUS_IN_TABLE = re.compile(r"[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]")
+
+
+def _derive_rows(text: str, fields: tuple[str, ...], keep: list[int], remap_pending: Collection[int]) -> str:
+    names = [_canonical(f, _GPU_ALIASES) for f in fields]
+    rows = [line for line in text.splitlines() if line.strip()]
+    if not rows:
+        return text
+    cells = [c.strip() for c in rows[0].split(",")]
+    out = []
+    for i in keep:
+        row = list(cells)
+        for name, value in (("index", str(i)), ("pci.bus_id", multi_gpu_bus_id(i)),
+                            ("uuid", _gpu_uuid(cells[names.index("uuid")], i) if "uuid" in names else ""),
+                            ("remapped_rows.pending", "Yes" if i in remap_pending else None)):
+            if name in names and value is not None:
+                row[names.index(name)] = value
+        out.append(", ".join(row))
+    return "\n".join(out)
+
+
 def debug_log_for(
     capture: str | None,
     *,
     exit_code: int = 0,
     output: str | None = None,
     phase: str | None = None,
+    gpus: int = 1,
+    lost: Collection[int] = (),
+    remap_pending: Collection[int] = (),
 ) -> str:
     """The log a gputui debug pod would print on a node, for the simulator.
 
     With `output` (or a non-zero `exit_code`), every nvidia-smi call prints that output and exits
     with that code, as a broken driver does. Otherwise the sections come from the real capture
     `capture` (`h100`, `h100-mig`); `phase` picks `idle` or `load` (default: the last, `load`).
+    `gpus` > 1 (or any `lost` / `remap_pending` index) derives a multi-GPU node from the one-GPU
+    capture (see `_derive`): an 8-GPU p5 then lists 8 GPUs, or 7 and the lost one's failure line.
     """
     command = "nvidia-smi"
     if output is not None or exit_code != 0:
@@ -532,10 +628,20 @@ def debug_log_for(
     if table is not None:
         out.append(Section("nvidia-smi", table.body, 0))
     for name, fields in (("query-gpu", HEALTH_FIELDS), ("query-compute-apps", APPS_FIELDS)):
-        rows = _query_rows(sections, name, fields, phase)
+        kept, dropped = fields, ()
+        if name == "query-gpu":
+            # Fields the captured driver did not offer are what the script drops after that driver's
+            # 'is not a valid field to query' (e.g. reset_status.* on 590).
+            found = _pick(sections, phase, name)
+            known = {c for c, _ in _csv_columns(found.body, _GPU_ALIASES)[0]} if found is not None else set()
+            kept = tuple(f for f in fields if _canonical(f, _GPU_ALIASES) in known) or fields
+            dropped = tuple(f for f in fields if f not in kept)
+        rows = _query_rows(sections, name, kept, phase)
         if rows is not None:
-            out.append(Section(name, rows, 0, fields=fields))
+            out.append(Section(name, rows, 0, fields=kept, dropped=dropped))
     listing = _pick(sections, None, "list")
     if listing is not None:
         out.append(Section("list", listing.body, 0))
+    if gpus > 1 or lost or remap_pending:
+        out = _derive(out, max(gpus, 1), lost, remap_pending)
     return render_log(out, command=command)

@@ -23,8 +23,9 @@ __all__ = [
     "kubelet_silent",
 ]
 
-Stage = Literal["pod", "route", "gpu"]
-"""pod: the pod never ran nvidia-smi; route: it ran but could not reach the GPUs this way; gpu: the GPUs' fault."""
+Stage = Literal["pod", "route", "gpu", "input"]
+"""pod: the pod never ran nvidia-smi; route: it ran but could not reach the GPUs this way; gpu: the GPUs' fault;
+input: saved output (`--parse`) that does not hold a complete nvidia-smi reading (empty, other text, cut off)."""
 
 _PULL = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull")
 _CREATE = ("CreateContainerError", "CreateContainerConfigError", "RunContainerError", "ContainerCannotRun")

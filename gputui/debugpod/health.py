@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from diagnostics.xid import lookup as xid_lookup
 from gputui.debugpod.capture import EXIT_MEANINGS
-from gputui.debugpod.nvidia_smi import GpuReport, GpuRow, SmiFailure, normalize_bus_id
+from gputui.debugpod.nvidia_smi import GpuReport, GpuRow, KernelXid, SmiFailure, is_failed_cell, normalize_bus_id
 
 __all__ = ["HealthFlag", "Severity", "health_flags"]
 
@@ -87,7 +88,8 @@ _FAILURES: dict[str, tuple[str, Severity, str]] = {
     "inforom-corrupted": (
         "inforom-corrupted",
         "error",
-        "The GPU's infoROM is corrupted (exit 14); NVIDIA's GPU Operator guidance is to replace the GPU.",
+        "The GPU's infoROM is corrupted (nvidia-smi warns so, or exits 14): its ECC and page-retirement "
+        "records cannot be trusted; NVIDIA's GPU Operator guidance is to replace the GPU.",
     ),
     "internal-error": (
         "nvidia-smi-internal-error",
@@ -111,10 +113,17 @@ _FAILURES: dict[str, tuple[str, Severity, str]] = {
 
 _HW_SLOWDOWN = 0x8 | 0x40 | 0x80
 _SW_THERMAL = 0x20
+BUSY_PCT = 50
+"""Utilisation at or above which a PCIe generation below the maximum is a fault: an idle GPU's link
+trains down to save power (Gen1 at idle is normal), a busy one's must not."""
 
 
-def health_flags(report: GpuReport) -> list[HealthFlag]:
-    """Every health problem the report shows, worst first."""
+def health_flags(report: GpuReport, expected: int | None = None, expected_from: str = "") -> list[HealthFlag]:
+    """Every health problem the report shows, worst first.
+
+    `expected`: how many GPUs the node has (gputui.diagnostics.gpu_count); fewer listed is a flag
+    naming the missing ones, so a node that lost GPUs is never "healthy" for the ones still there.
+    """
     flags: list[HealthFlag] = []
     by_bus = {normalize_bus_id(g.bus_id): g.index for g in report.gpus if g.bus_id}
     for failure in report.failures:
@@ -123,14 +132,71 @@ def health_flags(report: GpuReport) -> list[HealthFlag]:
             flags.append(flag)
     for gpu in report.gpus:
         flags.extend(_gpu_flags(gpu))
+    for xid in report.xids:
+        flags.append(_xid_flag(xid, by_bus))
+    if expected:
+        flag = count_flag(report, expected, expected_from)
+        if flag is not None:
+            flags.append(flag)
     unique = list(dict.fromkeys(flags))
     unique.sort(key=lambda f: (_RANK[f.severity], f.gpu_index is not None, f.gpu_index or 0))
     return unique
 
 
+def missing_gpus(report: GpuReport, expected: int) -> tuple[list[int], list[str]]:
+    """(indexes, bus ids) of the GPUs nvidia-smi did not list: indexes it never printed a row for, and
+    the bus ids of GPUs it named only in a failure (`Unable to determine the device handle ...`)."""
+    listed = {g.index for g in report.gpus if g.index is not None}
+    buses = {normalize_bus_id(g.bus_id) for g in report.gpus if g.bus_id}
+    failed = [f for f in report.failures if f.bus_id and normalize_bus_id(f.bus_id) not in buses
+              and f.code in ("gpu-lost", "device-handle-error")]
+    indexes = sorted(set(range(expected)) - listed) if len(listed) == len(report.gpus) else []
+    return indexes, list(dict.fromkeys(str(normalize_bus_id(f.bus_id)) for f in failed))
+
+
+def count_flag(report: GpuReport, expected: int, expected_from: str = "") -> HealthFlag | None:
+    """A flag when nvidia-smi lists fewer GPUs than the node has, naming the missing ones."""
+    seen = len(report.gpus)
+    if seen >= expected or not seen:
+        return None  # none at all is a failure of its own (nothing was read), not a count
+    indexes, buses = missing_gpus(report, expected)
+    which = []
+    if indexes:
+        which.append(("GPU " if len(indexes) == 1 else "GPUs ") + ", ".join(str(i) for i in indexes))
+    if buses:
+        which.append("bus id " + ", ".join(buses))
+    named = f" (missing: {'; '.join(which)})" if which else ""
+    where = f" ({expected_from})" if expected_from else ""
+    return HealthFlag(
+        indexes[0] if len(indexes) == 1 else None,
+        "gpus-missing",
+        "error",
+        f"nvidia-smi lists {seen} of the {expected} GPUs this node has{where}{named}: a GPU that fell off the "
+        "bus or was unbound from the driver is invisible to nvidia-smi, and every health reading above is "
+        "only for the GPUs it could see. Drain the node and replace it (or reboot it once to confirm).",
+        "gpus",
+        f"{seen}/{expected}",
+    )
+
+
+def _xid_flag(xid: KernelXid, by_bus: dict[str | None, int | None]) -> HealthFlag:
+    known = xid_lookup(xid.code)
+    severity: Severity = ("critical" if known.bucket == "RESTART_BM" else "error") if known.drain else "warning"
+    return HealthFlag(
+        by_bus.get(normalize_bus_id(xid.bus_id)),
+        "kernel-xid",
+        severity,
+        f"kernel log: Xid {xid.code} on {xid.bus_id} ({known.meaning}): {known.action}.",
+        "dmesg",
+        xid.message,
+    )
+
+
 def _failure_flag(failure: SmiFailure, by_bus: dict[str | None, int | None]) -> HealthFlag | None:
     spec = _FAILURES.get(failure.code)
     gpu_index = by_bus.get(normalize_bus_id(failure.bus_id)) if failure.bus_id else None
+    if gpu_index is None:
+        gpu_index = failure.gpu_index
     where = f" ({failure.bus_id})" if failure.bus_id else ""
     if spec is None:
         if failure.code == "invalid-field" or failure.exit_code in (None, 0):
@@ -235,6 +301,60 @@ def _gpu_flags(gpu: GpuRow) -> list[HealthFlag]:
                     str(gpu.pcie_width_current),
                 )
             )
+    if (gpu.pcie_gen_current is not None and gpu.pcie_gen_max is not None and gpu.pcie_gen_current < gpu.pcie_gen_max
+            and gpu.utilization_pct is not None and gpu.utilization_pct >= BUSY_PCT):
+        out.append(
+            HealthFlag(
+                i,
+                "pcie-gen-downgraded",
+                "warning",
+                f"{label} PCIe link runs at Gen{gpu.pcie_gen_current} of Gen{gpu.pcie_gen_max} while {gpu.utilization_pct} % "
+                "busy: at idle the link trains down to save power, under load it should not. A link stuck at a "
+                "lower generation (riser, slot, retimer) starves the GPU of host bandwidth; replace the instance "
+                "if it persists.",
+                "pcie.link.gen.current",
+                str(gpu.pcie_gen_current),
+            )
+        )
+    if gpu.unrepairable_memory:
+        out.append(
+            HealthFlag(
+                i,
+                "memory-unrepairable",
+                "critical",
+                f"{label}: the driver reports memory it can no longer repair (Unrepairable Memory: Yes). Replace "
+                "the GPU (RMA candidate); drain the node now.",
+                "memory.unrepairable",
+                "Yes",
+            )
+        )
+    if gpu.channel_repair_pending:
+        out.append(
+            HealthFlag(
+                i,
+                "memory-repair-pending",
+                "error",
+                f"{label} has a memory channel repair pending: reset the GPU (or reboot the node) to apply it; "
+                "until then the faulty memory stays in use.",
+                "memory.channel_repair_pending",
+                "Yes",
+            )
+        )
+    reset_field = next((f for f, v in (("reset_status.reset_required", gpu.reset_required),
+                                       ("reset_status.drain_and_reset_recommended", gpu.drain_and_reset)) if v), None)
+    if reset_field is not None:
+        out.append(
+            HealthFlag(
+                i,
+                "gpu-requires-reset",
+                "error",
+                f"{label} needs a GPU reset before it can be trusted again (nvidia-smi: "
+                f"{'Reset Required' if reset_field.endswith('required') else 'Drain and Reset Recommended'}: Yes): an "
+                "unrecoverable error occurred. Drain the node, then reset the GPU or reboot the node.",
+                reset_field,
+                "Yes",
+            )
+        )
     if gpu.recovery_action and gpu.recovery_action.lower() != "none":
         out.append(
             HealthFlag(
@@ -264,23 +384,44 @@ def _gpu_flags(gpu: GpuRow) -> list[HealthFlag]:
             )
         )
     seen: set[str] = set()
+    if reset_field is not None:
+        seen.add("gpu requires reset")
+    failed = {f: r for f, r in gpu.unavailable.items() if r.strip("[]").lower() in ("unknown error", "err!")}
+    if failed and (len(failed) > 1 or "fan.speed" in failed or any(r.upper() == "ERR!" for r in failed.values())):
+        # ERR! (the table) or several unreadable values: the GPU itself is failing, one flag for it.
+        names = ", ".join(failed)
+        out.append(
+            HealthFlag(
+                i,
+                "gpu-error-state",
+                "error",
+                f"{label}: nvidia-smi cannot read {names} ({', '.join(dict.fromkeys(failed.values()))}): the GPU is in "
+                "an error state (usually after an Xid: fallen off the bus, a fan or power fault). Check the kernel "
+                "log for Xid errors, drain the node and reset the GPU or reboot the node.",
+                next(iter(failed)),
+                next(iter(failed.values())),
+            )
+        )
+        failed = {}
     for field_name, reason in gpu.unavailable.items():
         text = reason.strip("[]").lower()
-        if text in seen and text not in ("unknown error", "err!"):
+        if text in ("unknown error", "err!"):
+            if field_name in failed:
+                out.append(
+                    HealthFlag(
+                        i,
+                        "unreadable-field",
+                        "warning",
+                        f"{label}: nvidia-smi could not read {field_name} ({reason}).",
+                        field_name,
+                        reason,
+                    )
+                )
+            continue
+        if text in seen:
             continue  # one reset/lost flag per GPU, however many cells say so
         seen.add(text)
-        if text in ("unknown error", "err!"):
-            out.append(
-                HealthFlag(
-                    i,
-                    "unreadable-field",
-                    "warning",
-                    f"{label}: nvidia-smi could not read {field_name} ({reason}).",
-                    field_name,
-                    reason,
-                )
-            )
-        elif text == "gpu requires reset":
+        if text == "gpu requires reset":
             out.append(
                 HealthFlag(
                     i,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "GpuProcess",
     "GpuReport",
     "GpuRow",
+    "KernelXid",
     "MigDevice",
     "SmiFailure",
     "is_sentinel",
@@ -104,10 +106,29 @@ class GpuRow:
     """Bitmask of `clocks_event_reasons.active` (1 idle, 4 SW power cap, 8 HW slowdown, ...)."""
     recovery_action: str | None = None
     """`gpu_recovery_action` (new drivers): `None` when healthy, else reset/reboot/drain advice."""
+    reset_required: bool | None = None
+    """`reset_status.reset_required` / `-q` GPU Reset Status (drivers before `gpu_recovery_action`)."""
+    drain_and_reset: bool | None = None
+    """`reset_status.drain_and_reset_recommended` / `-q` Drain and Reset Recommended."""
+    channel_repair_pending: bool | None = None
+    """`-q` ECC Errors/Channel Repair Pending (590+ drivers): memory repair waits for a reset."""
+    unrepairable_memory: bool | None = None
+    """`-q` ECC Errors/Unrepairable Memory (590+ drivers): memory the GPU can no longer repair."""
+    fan_speed_pct: int | None = None
     processes: tuple[GpuProcess, ...] = ()
     mig_devices: tuple[MigDevice, ...] = ()
     raw: dict[str, str] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelXid:
+    """An `NVRM: Xid (PCI:BUS): CODE, ...` kernel log line (dmesg / journalctl -k) pasted with the output."""
+
+    bus_id: str
+    code: int
+    message: str
+    """The whole line from `NVRM:` on, verbatim."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +142,8 @@ class SmiFailure:
     exit_code: int | None = None
     verbatim: bool = True
     """False when nvidia-smi printed nothing recognisable and `message` describes the exit code."""
+    gpu_index: int | None = None
+    """The index newer drivers print (`for GPU7: 0000:CA:00.0: ...`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +165,10 @@ class GpuReport:
     """Problems reading the input itself (unknown CSV field list, truncated log, odd cells)."""
     complete: bool = True
     """False when a debug pod log has no end marker (pod killed, or still running)."""
+    attached_gpus: int | None = None
+    """`Attached GPUs : N` of `-q`: how many GPUs the input should cover (None when it does not say)."""
+    xids: tuple[KernelXid, ...] = ()
+    """Kernel `NVRM: Xid` lines found in the input (pasted dmesg)."""
 
     def gpu(self, index: int) -> GpuRow | None:
         return next((g for g in self.gpus if g.index == index), None)
@@ -228,7 +255,21 @@ _FIELD_MAP: dict[str, tuple[str, Callable[[str], Any]]] = {
     "mig.mode.current": ("mig_mode", _to_str),
     "clocks_event_reasons.active": ("clocks_event_reasons", _to_hex),
     "gpu_recovery_action": ("recovery_action", _to_str),
+    "reset_status.reset_required": ("reset_required", _to_bool),
+    "reset_status.drain_and_reset_recommended": ("drain_and_reset", _to_bool),
+    # `-q` only (no --query-gpu field on any driver seen): gputui's own names.
+    "memory.channel_repair_pending": ("channel_repair_pending", _to_bool),
+    "memory.unrepairable": ("unrepairable_memory", _to_bool),
+    "fan.speed": ("fan_speed_pct", _to_int),
 }
+
+FAILED_CELLS = ("gpu is lost", "gpu requires reset", "err!", "unknown error")
+"""Sentinels that say the GPU (not the field) is in trouble: they outrank a number read elsewhere."""
+
+
+def is_failed_cell(value: str | None) -> bool:
+    """`[GPU is lost]`, `[GPU requires reset]`, `ERR!`, `[Unknown Error]`: a failure, not a missing value."""
+    return value is not None and value.strip().strip("[]").strip().lower() in FAILED_CELLS
 
 _BUS_RE = re.compile(
     r"^(?:(?P<domain>[0-9a-fA-F]{1,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})(?:\.(?P<fn>[0-7]))?$"
@@ -274,13 +315,15 @@ class _Parsed:
     cuda_version: str | None = None
     warnings: list[str] = field(default_factory=list)
     kind: str = ""
+    attached: int | None = None
+    """`-q`'s `Attached GPUs`: how many GPU sections a complete output has."""
 
 
 # --------------------------------------------------------------------------------------------
 # Failure messages (gpu-health.md 1.3)
 
 _HANDLE_RE = re.compile(  # older drivers: "for GPU 0000:02:00.0: ..."; newer: "for GPU1: 0000:34:00.0: ..."
-    r"Unable to determine the device handle for GPU\s*(?:\d+:\s*)?"
+    r"Unable to determine the device handle for GPU\s*(?:(?P<index>\d+):\s*)?"
     r"(?P<bus>[0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+(?:\.[0-9A-Fa-f])?):\s*(?P<why>.*)"
 )
 _FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -294,6 +337,10 @@ _FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("invalid-field", re.compile(r"Field \S+ is not a valid field to query.*")),
     ("nvidia-smi-not-found", re.compile(r".*nvidia-smi: (?:command )?not found.*|.*nvidia-smi: No such file or directory.*")),
 )
+# Printed after the table (or before CSV rows) by every nvidia-smi call on a GPU with a bad infoROM.
+_INFOROM_RE = re.compile(r"WARNING: infoROM is corrupted at gpu (?P<bus>[0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+(?:\.[0-7])?)")
+# gpu-health.md 3: `NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.`
+_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<bus>[0-9a-fA-F:.]+)\): (?P<xid>\d+),?.*")
 _EXIT_CODES = {
     9: "driver-not-loaded",
     12: "nvml-library-missing",
@@ -317,7 +364,12 @@ def _scan_failures(text: str, section: str | None, exit_code: int | None) -> lis
         if handle is not None:
             why = handle["why"]
             code = "gpu-lost" if "gpu is lost" in why.lower() else "device-handle-error"
-            found.append(SmiFailure(code, handle.group(0), handle["bus"], section, exit_code))
+            index = int(handle["index"]) if handle["index"] is not None else None
+            found.append(SmiFailure(code, handle.group(0), handle["bus"], section, exit_code, gpu_index=index))
+            continue
+        inforom = _INFOROM_RE.search(line)
+        if inforom is not None:
+            found.append(SmiFailure("inforom-corrupted", inforom.group(0), inforom["bus"], section, exit_code))
             continue
         for code, pattern in _FAILURE_PATTERNS:
             match = pattern.match(line)
@@ -335,7 +387,9 @@ def _scan_failures(text: str, section: str | None, exit_code: int | None) -> lis
 # Default table
 
 
-_TABLE_VERSION_RE = re.compile(r"Driver Version:\s*(?P<driver>\S+)(?:.*?CUDA Version:\s*(?P<cuda>[^\s|]+))?")
+# 610+ prints `KMD Version:` and `CUDA UMD Version:` where older drivers print `Driver Version:` / `CUDA Version:`.
+_TABLE_VERSION_RE = re.compile(
+    r"(?:Driver|KMD) Version:\s*(?P<driver>\S+)(?:.*?CUDA(?: UMD)? Version:\s*(?P<cuda>[^\s|]+))?")
 _PROC_RE = re.compile(
     r"^\|\s*(?P<gpu>\d+|N/A)\s+(?:(?P<gi>\d+|N/A)\s+(?P<ci>\d+|N/A)\s+)?(?P<pid>\d+)\s+"
     r"(?P<type>[CGM](?:\+[CGM])?)\s+(?P<name>.*?)\s+(?P<mem>\S+)\s*\|$"
@@ -438,8 +492,9 @@ def _table_gpu(block: list[str], warnings: list[str]) -> _Gpu | None:
     if not tokens or not tokens[0].isdigit():
         return None
     gpu.cells["index"] = gpu.raw["table.GPU"] = tokens[0]
-    if len(tokens) > 1 and tokens[-1] in ("On", "Off", "N/A"):
-        gpu.raw["table.Persistence-M"] = tokens[-1]
+    if len(tokens) > 1 and tokens[-1] in ("On", "Off", "N/A", "WDDM", "TCC", "MCDM"):
+        # Linux prints persistence mode there; Windows the driver model (`NVIDIA GeForce RTX 2080 ...  WDDM`).
+        gpu.raw["table.Persistence-M" if tokens[-1] in ("On", "Off", "N/A") else "table.TCC/WDDM"] = tokens[-1]
         tokens = tokens[:-1]
     if len(tokens) > 1:
         gpu.cells["name"] = gpu.raw["table.Name"] = " ".join(tokens[1:])
@@ -460,6 +515,7 @@ def _table_gpu(block: list[str], warnings: list[str]) -> _Gpu | None:
         match = re.match(r"^(?P<fan>\S+)\s+(?P<temp>\S+)\s+(?P<perf>\S+)\s+(?P<pwr>\S+)\s*/\s*(?P<cap>\S+)$", perf)
         if match is not None:
             gpu.raw.update({"table.Fan": match["fan"], "table.Temp": match["temp"], "table.Perf": match["perf"]})
+            gpu.cells["fan.speed"] = match["fan"]
             gpu.cells["temperature.gpu"] = match["temp"]
             gpu.cells["power.draw"] = match["pwr"]
             gpu.cells["power.limit"] = match["cap"]
@@ -570,6 +626,8 @@ _Q_PATHS: dict[str, tuple[str, ...]] = {
     "memory.total": ("FB Memory Usage/Total",),
     "utilization.gpu": ("Utilization/GPU",),
     "temperature.gpu": ("Temperature/GPU Current Temp",),
+    # 595+ print `Average Power Draw : N/A` beside a real instantaneous reading: the first path
+    # with a value wins, a sentinel only when no path has one.
     "power.draw": (
         "GPU Power Readings/Power Draw",
         "GPU Power Readings/Average Power Draw",
@@ -578,6 +636,7 @@ _Q_PATHS: dict[str, tuple[str, ...]] = {
     ),
     "power.limit": (
         "GPU Power Readings/Current Power Limit",
+        "GPU Power Readings/GPU Ceiling Power Limit/Current Power Limit",  # 610+
         "GPU Power Readings/Power Limit",
         "Power Readings/Power Limit",
         "Power Readings/Current Power Limit",
@@ -596,7 +655,22 @@ _Q_PATHS: dict[str, tuple[str, ...]] = {
     "pcie.link.width.max": ("PCI/GPU Link Info/Link Width/Max",),
     "mig.mode.current": ("MIG Mode/Current",),
     "gpu_recovery_action": ("GPU Recovery Action",),
+    "reset_status.reset_required": ("GPU Reset Status/Reset Required",),
+    "reset_status.drain_and_reset_recommended": ("GPU Reset Status/Drain and Reset Recommended",),
+    "memory.channel_repair_pending": ("ECC Errors/Channel Repair Pending",),
+    "memory.unrepairable": ("ECC Errors/Unrepairable Memory",),
+    "fan.speed": ("Fan Speed",),
 }
+_DEPRECATED_RE = re.compile(r"\s*\[Deprecated;[^\]]*\]\s*$")
+"""610+ append `[Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]` to `Driver Version`."""
+
+
+def _version(root: _Node, *keys: str) -> str | None:
+    for key in keys:
+        value = root.get(key)
+        if value and not is_sentinel(value):
+            return _DEPRECATED_RE.sub("", value).strip() or None
+    return None
 
 # nvml.h nvmlClocksEventReason* bits, keyed by the `-q` labels.
 _CLOCK_BITS = {
@@ -615,8 +689,10 @@ _CLOCK_BITS = {
 def _parse_query(text: str) -> _Parsed:
     out = _Parsed()
     root = _q_tree(text)
-    out.driver_version = root.get("Driver Version")
-    out.cuda_version = root.get("CUDA Version")
+    out.driver_version = _version(root, "KMD Version", "Driver Version")
+    out.cuda_version = _version(root, "CUDA UMD Version", "CUDA Version")
+    attached = _to_int(root.get("Attached GPUs") or "")
+    out.attached = attached
     position = 0
     for node in root.children:
         match = _Q_GPU_RE.match(node.key)
@@ -628,11 +704,9 @@ def _parse_query(text: str) -> _Parsed:
         position += 1
         gpu.raw.update(dict(_dedup(node.flat())))
         for canonical, paths in _Q_PATHS.items():
-            for path in paths:
-                value = node.get(path)
-                if value is not None:
-                    gpu.cells[canonical] = value
-                    break
+            values = [v for v in (node.get(path) for path in paths) if v is not None]
+            if values:
+                gpu.cells[canonical] = next((v for v in values if not is_sentinel(v)), values[0])
             else:
                 # A section printed as one value ("Remapped Rows : N/A") covers all its fields.
                 parent = node.find(paths[0].rsplit("/", 1)[0]) if "/" in paths[0] else None
@@ -910,11 +984,16 @@ def _same(a: _Gpu, b: _Gpu) -> bool:
 
 
 def _merge(sources: list[_Parsed]) -> _Parsed:
-    """Combine formats, earlier sources first: a real value beats a sentinel, which beats nothing."""
+    """Combine formats, earlier sources first: a real value beats a "no value" sentinel, which beats
+    nothing; but a failure sentinel (`[GPU is lost]`, `[GPU requires reset]`, `ERR!`, `[Unknown Error]`)
+    beats any number another format printed for the same GPU and field, so a reading taken while the
+    GPU still answered never hides that it stopped answering."""
     merged = _Parsed()
     for source in sources:
         merged.driver_version = merged.driver_version or source.driver_version
         merged.cuda_version = merged.cuda_version or source.cuda_version
+        if source.attached is not None:
+            merged.attached = max(merged.attached or 0, source.attached)
         merged.warnings.extend(source.warnings)
         merged.processes.extend(source.processes)
         for gpu in source.gpus:
@@ -926,7 +1005,9 @@ def _merge(sources: list[_Parsed]) -> _Parsed:
                 continue
             for key, value in gpu.cells.items():
                 old = target.cells.get(key)
-                if old is None or (is_sentinel(old) and not is_sentinel(value)):
+                if is_failed_cell(old):
+                    continue
+                if old is None or is_failed_cell(value) or (is_sentinel(old) and not is_sentinel(value)):
                     target.cells[key] = value
             for key, value in gpu.raw.items():
                 target.raw.setdefault(key, value)
@@ -1065,6 +1146,15 @@ def _owner(rows: list[GpuRow], proc: GpuProcess) -> GpuRow | None:
 _DEBUG_MARKER_RE = re.compile(r"^=== gputui:[a-z-]+.* ===\s*$", re.MULTILINE)
 
 
+def _unquote(text: str) -> str:
+    """Text pasted into a ticket or chat: `> `-quoted (e-mail, Markdown) or indented as a block."""
+    lines = text.splitlines()
+    body = [line for line in lines if line.strip()]
+    if body and all(line.lstrip().startswith(">") for line in body):
+        lines = [re.sub(r"^\s*>+ ?", "", line) for line in lines]
+    return textwrap.dedent("\n".join(lines)) + ("\n" if text.endswith("\n") else "")
+
+
 def _detect(text: str) -> str:
     if _DEBUG_MARKER_RE.search(text):
         return "debug-pod"
@@ -1078,9 +1168,21 @@ def _detect(text: str) -> str:
     if _LIST_GPU_RE.search(text) or re.search(r"^GPU \d+: .*\(UUID:", text, re.MULTILINE):
         return "list"
     lines = [line for line in text.splitlines() if line.strip()]
-    if lines and ("," in lines[0] or _csv_header(lines[0]) is not None):
+    if lines and any(_XID_RE.search(line) for line in lines):
+        return "kernel-log"  # dmesg lines have commas, but they are no CSV
+    if lines and (_csv_header(lines[0]) is not None or _looks_like_rows(lines)):
         return "csv"
     return "text" if text.strip() else "empty"
+
+
+def _looks_like_rows(lines: list[str]) -> bool:
+    """nvidia-smi CSV rows, not prose with commas: every line has the same number of cells, and some
+    cell is a number, a sentinel or a GPU UUID."""
+    widths = {line.count(",") for line in lines}
+    if len(widths) != 1 or 0 in widths:
+        return False
+    cells = [c.strip() for line in lines for c in line.split(",")]
+    return any(_number(c) is not None or is_sentinel(c) or c.startswith("GPU-") for c in cells)
 
 
 def _parse_one(kind: str, text: str, fields: tuple[str, ...] | None = None, dropped: Iterable[str] = ()) -> _Parsed:
@@ -1113,7 +1215,7 @@ _PRIORITY = ("query-gpu", "query", "query-compute-apps", "nvidia-smi", "list")
 
 def parse(text: str) -> GpuReport:
     """Read any nvidia-smi output gputui meets; never raises."""
-    text = text if isinstance(text, str) else str(text)
+    text = _unquote(text if isinstance(text, str) else str(text))
     kind = _detect(text)
     failures: list[SmiFailure] = []
     exit_codes: dict[str, int | None] = {}
@@ -1146,12 +1248,14 @@ def parse(text: str) -> GpuReport:
         failures.extend(_scan_failures(text, None, None))
         if kind == "csv":
             kind = single.kind or "csv"
-        elif kind == "text" and not failures:
+        elif kind in ("text", "kernel-log") and not failures:
             warnings.append("no nvidia-smi output recognised in the input")
 
     warnings.extend(parsed.warnings)
     gpus, processes = _build(parsed, warnings)
     failures = _dedup_failures(failures)
+    xids = tuple(dict.fromkeys(
+        KernelXid(m["bus"], int(m["xid"]), m.group(0).strip()) for m in map(_XID_RE.search, text.splitlines()) if m))
     return GpuReport(
         source_format=kind,
         gpus=tuple(gpus),
@@ -1163,6 +1267,8 @@ def parse(text: str) -> GpuReport:
         exit_codes=exit_codes,
         warnings=tuple(dict.fromkeys(warnings)),
         complete=complete,
+        attached_gpus=parsed.attached,
+        xids=xids,
     )
 
 

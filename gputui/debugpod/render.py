@@ -193,9 +193,11 @@ def render_report(report: GpuReport, title: str = "") -> RenderableType:
     return Group(*parts)
 
 
-def render_flags(flags: Sequence[HealthFlag], gpus: int) -> RenderableType:
+def render_flags(flags: Sequence[HealthFlag], gpus: int, expected: int | None = None) -> RenderableType:
+    """The flags, worst first; "✓" only when there are none (callers pass no empty list unless every GPU was read)."""
     if not flags:
-        return Text(f"✓ no GPU health problems found ({gpus} GPU(s) checked)", style="green")
+        of = f" of {expected}" if expected else ""
+        return Text(f"✓ no GPU health problems found ({gpus}{of} GPU(s) checked)", style="green")
     lines = []
     for f in flags:
         where = f"GPU {f.gpu_index}" if f.gpu_index is not None else "node"
@@ -225,8 +227,10 @@ def render_result(result: DebugResult) -> RenderableType:
         parts.append(render_report(result.report, title))
     if result.failure is not None:
         parts.append(render_failure(result.failure))
-    if result.report is not None and (result.report.gpus or result.failure is None):
-        parts.append(render_flags(result.flags, len(result.report.gpus)))
+    if result.flags:
+        parts.append(render_flags(result.flags, len(result.report.gpus) if result.report else 0))
+    elif result.healthy and result.report is not None:
+        parts.append(render_flags((), len(result.report.gpus), result.expected_gpus))
     if result.deleted is False:
         parts.append(Text(f"! could not delete pod {visible(result.namespace)}/{visible(result.pod)}: run `gputui debug --cleanup`",
                           style="bold yellow"))

@@ -55,6 +55,10 @@ class DebugResult:
     """What gputui decided on the way (namespace, RuntimeClass), for the record."""
     source: str = "debug-pod"
     """`debug-pod`, or the file name `--parse` read."""
+    expected_gpus: int | None = None
+    """How many GPUs the node has (diagnostics.gpu_count), when known: the verdict covers all of them or fails."""
+    expected_from: str = ""
+    """Where `expected_gpus` was read (`metadata.labels[karpenter.k8s.aws/instance-gpu-count]`)."""
 
     @property
     def worst(self) -> str:
@@ -66,10 +70,18 @@ class DebugResult:
 
     @property
     def exit_code(self) -> int:
-        """0 healthy, 3 health error, 4 warnings only, 6 the pod did not run / could not reach the GPUs."""
+        """0 healthy, 3 health error, 4 warnings only, 6 the pod did not run / could not reach the GPUs, or
+        (`--parse`) the input holds no complete reading and nothing in it is an error by itself."""
         if self.failure is not None and self.failure.stage in ("pod", "route"):
             return DEBUG_POD_FAILED
+        if self.failure is not None and self.failure.stage == "input" and _RANK.get(self.worst, 0) < 2:
+            return DEBUG_POD_FAILED
         return _EXIT_BY_SEVERITY.get(self.worst, 0)
+
+    @property
+    def healthy(self) -> bool:
+        """The only state that may print "no GPU health problems": every GPU read, nothing flagged, no failure."""
+        return self.failure is None and not self.flags and self.report is not None and bool(self.report.gpus)
 
     @property
     def summary(self) -> str:
@@ -82,6 +94,8 @@ class DebugResult:
             return f"{self.node}: {len(problems)} GPU health problem(s): {problems[0].message}"[:300]
         if self.flags:
             return f"{self.node}: {gpus} GPU(s), {len(self.flags)} warning(s): {self.flags[0].message}"[:300]
+        if not self.healthy:
+            return f"{self.node}: could not read GPU health"
         return f"{self.node}: {gpus} GPU(s), no health problems found"
 
     def as_json(self) -> dict[str, Any]:
@@ -104,6 +118,8 @@ class DebugResult:
             "failure": self.failure.to_json() if self.failure is not None else None,
             "worst": self.worst,
             "exit_code": self.exit_code,
+            "expected_gpus": self.expected_gpus,
+            "expected_from": self.expected_from or None,
             "notes": list(self.notes),
         }
 
@@ -117,10 +133,44 @@ class DebugResult:
 
 
 def result_from_text(text: str, *, node: str = "", source: str = "file") -> DebugResult:
-    """Parse saved nvidia-smi output (any format `parse` reads) into a result, as `--parse` does."""
+    """Parse saved nvidia-smi output (any format `parse` reads) into a result, as `--parse` does.
+
+    Input that holds no GPU reading (empty, other text, a kernel log, CSV whose columns are unknown) or
+    fewer GPUs than it says are attached (`-q` cut off) is an `input` failure, never a clean bill of health.
+    """
     report = parse(text)
     flags = tuple(health_flags(report))
     failure = from_report(report, flags, node=node or "this node", privileged=True, gpus=0, runtime_class=None)
+    if failure is None:
+        failure = _unread(report, source)
     now = datetime.now(timezone.utc)
     return DebugResult(node=node, log=text, report=report, flags=flags, failure=failure, started_at=now,
                        finished_at=now, source=source)
+
+
+def _recognised(report: GpuReport) -> str:
+    """What the parser did make of the input, for the line that says it is not enough."""
+    said = {"empty": "the input is empty", "text": "no nvidia-smi output in it",
+            "kernel-log": f"only kernel log lines ({len(report.xids)} Xid line(s)), no nvidia-smi output"}
+    parts = [said.get(report.source_format, f"read as {report.source_format}, with no GPU in it")]
+    parts += [w for w in report.warnings if w != "no nvidia-smi output recognised in the input"]
+    return "; ".join(parts)
+
+
+def _unread(report: GpuReport, source: str) -> DebugFailure | None:
+    """An `input` failure when saved output covers no GPU, or fewer than it says are attached."""
+    if not report.gpus:
+        return DebugFailure("unreadable-input", "input", f"could not read GPU health from {source}",
+                            _recognised(report), report.source_format,
+                            ("Paste the whole output of `nvidia-smi`, `nvidia-smi -q` or `nvidia-smi --query-gpu=... "
+                             "--format=csv` (with its header), or the log of a gputui debug pod.",))
+    attached = report.attached_gpus
+    if attached and len(report.gpus) < attached:
+        read = ", ".join(str(g.index) for g in report.gpus if g.index is not None)
+        return DebugFailure("truncated-input", "input",
+                            f"could not read GPU health of {attached - len(report.gpus)} of {attached} GPUs: {source} "
+                            f"says {attached} GPUs are attached but holds {len(report.gpus)}",
+                            f"Attached GPUs : {attached}; GPU section(s) read: {read or len(report.gpus)}",
+                            "truncated",
+                            ("The output was cut off (a size limit of the ticket or chat?): attach the whole file.",))
+    return None

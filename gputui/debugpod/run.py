@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
+from diagnostics.gpu_count import expected_gpus
 from gputui.debugpod import failures, launch
 from gputui.debugpod.failures import DebugFailure
 from gputui.debugpod.health import health_flags
@@ -304,7 +305,10 @@ def run_debug(
             deleted = run.delete()
     log = run.full_log if run.full_log is not None else "\n".join(run.lines) + ("\n" if run.lines else "")
     report = parse(log) if log.strip() else None
-    flags = tuple(health_flags(report)) if report is not None else ()
+    # Only a pod that saw every GPU (no --gpus request) can be held to the node's count.
+    expected = expected_gpus(((node_obj or {}).get("metadata") or {}).get("labels") or {}) if not gpus else None
+    flags = tuple(health_flags(report, expected.count if expected else None,
+                               expected.source if expected else "")) if report is not None else ()
     if report is not None and failure is None:
         failure = failures.from_report(report, flags, node=node, privileged=privileged, gpus=gpus, runtime_class=rc)
         if failure is None and not report.gpus:  # killed mid-way, or nothing readable: never "0 GPUs, healthy"
@@ -318,7 +322,9 @@ def run_debug(
                                 "retry with --privileged if the image cannot run /bin/sh.",))
     result = DebugResult(node=node, namespace=ns, pod=run.name, phase=run.phase, log=log, report=report,
                          flags=flags, failure=failure, options=options, started_at=started_at,
-                         finished_at=datetime.now(timezone.utc), deleted=deleted, notes=tuple(notes))
+                         finished_at=datetime.now(timezone.utc), deleted=deleted, notes=tuple(notes),
+                         expected_gpus=expected.count if expected else None,
+                         expected_from=expected.source if expected else "")
     if store is not None and report is not None:
         store.set_gpu_report(node, result.as_json())
     return result

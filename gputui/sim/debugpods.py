@@ -6,6 +6,8 @@ What happens on each node comes from the scenario's `spec.nvidiaSmi` entry for t
 StartError = the runtime's hook failed as the container started) and `message`; `startDelay`
 (seconds in ContainerCreating, a slow image pull); `killed` (a container termination reason such as
 OOMKilled: the log stops before nvidia-smi's first output and the pod fails with exit 137).
+A `capture` of one GPU is shown as many GPUs as the node has (its GPU count labels, or instance type);
+`lostGpus` (indexes that fell off the bus) and `remapPendingGpus` put faults on some of them.
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ def debug_log(entry: dict[str, Any], exit_code: int) -> str:
     kwargs: dict[str, Any] = {"exit_code": exit_code, "output": output}
     if entry.get("phase"):
         kwargs["phase"] = entry["phase"]
+    if capture is not None and output is None and exit_code == 0:
+        kwargs.update(gpus=int(entry.get("gpus") or 1), lost=tuple(entry.get("lostGpus") or ()),
+                      remap_pending=tuple(entry.get("remapPendingGpus") or ()))
     try:
         return debug_log_for(capture, **kwargs)
     except (ValueError, KeyError, OSError) as exc:
@@ -211,6 +216,11 @@ class DebugPods:
         node_name = self._target_node(pod)
         node = self.store.get(NODE, None, node_name) if node_name else None
         entry = self.entry_for(node_name)
+        if node is not None and "gpus" not in entry:
+            from diagnostics.gpu_count import expected_gpus
+
+            expected = expected_gpus((node.get("metadata") or {}).get("labels") or {})
+            entry["gpus"] = expected.count if expected else 1
         state = str(entry.get("state") or "")
         exit_code = int(entry.get("exitCode") or 0)
         started_mono = time.monotonic()

@@ -56,7 +56,7 @@ def test_streams_then_prints_the_gpu_table(kubeconfig: Sim, capsys: Capsys) -> N
         assert column in out
     assert "NVIDIA H100 80GB HBM3" in out and "19818/81559 MiB" in out and "Gen5 x16 = max" in out
     assert "./gpu_burn" in out
-    assert "no GPU health problems found (1 GPU(s) checked)" in out
+    assert "no GPU health problems found (1 of 1 GPU(s) checked)" in out  # the node has 1 (its labels)
     assert "gputui: deleted pod default/gputui-debug-ip-10-0-1-11-" in err
     assert sh.gputui_pods(sim) == []
 

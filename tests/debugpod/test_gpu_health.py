@@ -57,9 +57,14 @@ def test_gpu_faults_in_a_real_row(
     assert flags[0].message.startswith("GPU 0")
 
 
-def test_pcie_generation_below_max_is_not_flagged(section: Sectioner) -> None:
-    # Gen drops legitimately at idle; only a narrower link is a fault.
-    assert health_flags(parse(_csv_with(section, **{"pcie.link.gen.current": "1"}))) == []
+def test_pcie_generation_below_max_is_flagged_only_under_load(section: Sectioner) -> None:
+    # The link trains down to Gen1 at idle to save power (not a fault); stuck at Gen1 while busy is.
+    idle = _csv_with(section, **{"pcie.link.gen.current": "1", "utilization.gpu": "0"})
+    assert health_flags(parse(idle)) == []
+    busy = health_flags(parse(_csv_with(section, **{"pcie.link.gen.current": "1", "utilization.gpu": "100"})))
+    assert [(f.gpu_index, f.code, f.severity, f.field, f.value) for f in busy] == [
+        (0, "pcie-gen-downgraded", "warning", "pcie.link.gen.current", "1")]
+    assert "Gen1 of Gen5 while 100 % busy" in busy[0].message
 
 
 def test_flags_are_worst_first(section: Sectioner) -> None:
@@ -87,7 +92,10 @@ def test_err_cells_in_the_table_are_flagged(section: Sectioner) -> None:
     flags = health_flags(report)
 
     assert report.gpus[0].temperature_c is None and report.gpus[0].unavailable["temperature.gpu"] == "ERR!"
-    assert [(f.code, f.field) for f in flags] == [("unreadable-field", "temperature.gpu"), ("unreadable-field", "power.draw")]
+    # A row of ERR! cells is one failed GPU (fan included), not a warning per cell.
+    assert [(f.gpu_index, f.code, f.severity) for f in flags] == [(0, "gpu-error-state", "error")]
+    assert all(name in flags[0].message for name in ("fan.speed", "temperature.gpu", "power.draw"))
+    assert "(ERR!)" in flags[0].message
 
 
 def test_driver_not_loaded_exit_9() -> None:

@@ -63,7 +63,8 @@ def test_h100_query_gpu_csv_values(section: Sectioner) -> None:
     assert gpu.recovery_action == "None"
     # Page retirement is pre-Ampere: an H100 prints [N/A], which is kept as the reason.
     assert gpu.retired_pages_pending is None
-    assert gpu.unavailable == {"retired_pages.pending": "[N/A]"}
+    # ... and so is the fan of a passively cooled datacenter card.
+    assert gpu.unavailable == {"retired_pages.pending": "[N/A]", "fan.speed": "[N/A]"}
     # raw keeps every cell of the 200-odd field query, sentinels as printed.
     assert gpu.raw["count"] == "1"
     assert gpu.raw["fan.speed"] == "[N/A]"

@@ -164,7 +164,7 @@ def test_no_devices_from_a_privileged_pod_is_the_nodes_fault() -> None:
 def test_fewer_gpus_than_the_instance_has() -> None:
     eight = NODE.replace('instance-gpu-count: "1"', 'instance-gpu-count: "8"')
     (f,) = gt801(eight, reports={NODE_NAME: result_json(debug_log_for("h100"))}).findings
-    assert f.title == (f"{NODE_NAME}: nvidia-smi sees 1 of 8 GPUs: "
+    assert f.title == (f"{NODE_NAME}: nvidia-smi sees 1 of 8 GPUs (missing: GPUs 1, 2, 3, 4, 5, 6, 7): "
                        "7 missing from the PCIe bus or unbound from the driver")
     assert {e.path: e.value for e in f.evidence}["metadata.labels[karpenter.k8s.aws/instance-gpu-count]"] == "8"
 

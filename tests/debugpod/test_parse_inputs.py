@@ -1,0 +1,234 @@
+"""`gputui debug --parse` on every class of input a ticket holds: no false "healthy", right verdict and exit code.
+
+Inputs are real nvidia-smi outputs from tests/fixtures/nvidia-smi (sources in its README); where a fault
+has no public capture, one value of a real capture is flipped and the test says which.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gputui.cli import main
+from gputui.debugpod.capture import HEALTH_FIELDS, Section, capture_query, debug_log_for, render_log
+from gputui.debugpod.nvidia_smi import parse
+from tests.debugpod.conftest import FIXTURES, section_body
+
+Capsys = pytest.CaptureFixture[str]
+
+DRIVER_610 = FIXTURES / "linux-x86_64__nvidia-geforce-rtx-2080-super__610.57.04.load.txt"
+DRIVER_595 = FIXTURES / "linux-x86_64__nvidia-geforce-rtx-2080-super__595.71.05.load.txt"
+ADA_595 = FIXTURES / "linux-x86_64__nvidia-geforce-rtx-4080-super__595.71.05.load.txt"
+WINDOWS_610 = FIXTURES / "windows-x86_64__nvidia-geforce-rtx-2080-super__610.62.load.txt"
+H100_545_Q = FIXTURES / "linux-x86_64__nvidia-h100-80gb-hbm3__545.23.08.q.txt"
+DMESG = FIXTURES / "dmesg-xid.txt"
+HEALTHY = "no GPU health problems found"
+
+
+def _parse(capsys: Capsys, tmp_path: Path, text: str, *extra: str) -> tuple[int, str, str]:
+    saved = tmp_path / "pasted.txt"
+    saved.write_text(text)
+    code = main(["debug", "--parse", str(saved), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _json(capsys: Capsys, tmp_path: Path, text: str) -> tuple[int, dict[str, object]]:
+    code, out, _ = _parse(capsys, tmp_path, text, "-o", "json")
+    return code, json.loads(out)
+
+
+def _block(path: Path, command: str) -> str:
+    """One command's output from an excerpt file (the load phase)."""
+    from gputui.debugpod.capture import capture_sections
+
+    return next(s.body for s in capture_sections(path.read_text()) if (s.command or "").strip() == command)
+
+
+# --- input that holds no (complete) reading ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("", "the input is empty"),
+    ("Hi team, the job on node 7 died again, see the attached screenshot.\n", "no nvidia-smi output in it"),
+])
+def test_empty_or_unrelated_text_is_could_not_read(capsys: Capsys, tmp_path: Path, text: str, said: str) -> None:
+    code, out, _ = _parse(capsys, tmp_path, text)
+    assert code == 6
+    assert "could not read GPU health" in out and said in out
+    assert HEALTHY not in out and "✓" not in out
+
+
+def test_dmesg_xid_lines_are_not_csv_and_not_healthy(capsys: Capsys, tmp_path: Path) -> None:
+    code, out, _ = _parse(capsys, tmp_path, DMESG.read_text())
+    assert code == 3  # Xid 79 is fatal whatever else the paste lacks
+    assert "could not read GPU health" in out and "only kernel log lines (1 Xid line(s))" in out
+    assert "kernel-xid" in out and "Xid 79 on 0000:01:00" in out
+    assert HEALTHY not in out
+
+
+def test_quoted_table_is_read(capsys: Capsys, tmp_path: Path) -> None:
+    quoted = "".join(f"> {line}\n" for line in section_body("h100", "load", "nvidia-smi").splitlines())
+    code, data = _json(capsys, tmp_path, quoted)
+    assert code == 0
+    (gpu,) = data["report"]["gpus"]  # type: ignore[index]
+    assert (gpu["name"], gpu["memory_total_mib"], gpu["temperature_c"]) == ("NVIDIA H100 80GB HBM3", 81559, 59)
+
+
+def test_headerless_csv_with_unknown_columns_is_could_not_read(capsys: Capsys, tmp_path: Path) -> None:
+    # `--format=csv,noheader` of a field list gputui cannot know: the columns cannot be named.
+    rows = capture_query("h100", "query-gpu", ("index", "name", "temperature.gpu", "memory.used")) + "\n"
+    code, out, _ = _parse(capsys, tmp_path, rows)
+    assert code == 6
+    assert "could not read GPU health" in out and "its field list is unknown" in out
+    assert HEALTHY not in out
+
+
+def test_truncated_query_of_eight_gpus(capsys: Capsys, tmp_path: Path) -> None:
+    # The real H100 `-q` with "Attached GPUs : 8": what an 8-GPU node's -q looks like when a ticket
+    # kept only its first GPU section.
+    import re
+
+    cut = re.sub(r"(Attached GPUs\s+:) 1", r"\1 8", section_body("h100", "load", "nvidia-smi -q"))
+    assert re.search(r"Attached GPUs\s+: 8", cut)
+    code, out, _ = _parse(capsys, tmp_path, cut)
+    assert code == 6
+    assert "could not read GPU health of 7 of 8 GPUs" in out and "says 8 GPUs are attached but holds 1" in out
+    assert HEALTHY not in out
+
+
+# --- drivers the parser had not seen ----------------------------------------------------------------
+
+
+def test_610_query_renames(capsys: Capsys, tmp_path: Path) -> None:
+    # 610: `Driver Version : 610.57.04 [Deprecated; ...]`, `KMD Version`, `Average Power Draw : N/A` beside
+    # the instantaneous reading, and `Current Power Limit` moved under `GPU Ceiling Power Limit`.
+    report = parse(_block(DRIVER_610, "nvidia-smi -q"))
+    assert (report.driver_version, report.cuda_version) == ("610.57.04", "13.3")
+    (gpu,) = report.gpus
+    assert (gpu.power_w, gpu.power_limit_w) == (97.75, 250.0)
+    code, _ = _json(capsys, tmp_path, _block(DRIVER_610, "nvidia-smi -q"))
+    assert code == 0
+
+
+def test_610_table_header(capsys: Capsys, tmp_path: Path) -> None:
+    # `| NVIDIA-SMI 610.57.04   KMD Version: 610.57.04   CUDA UMD Version: 13.3 |`
+    code, data = _json(capsys, tmp_path, _block(DRIVER_610, "nvidia-smi"))
+    assert code == 0
+    report = data["report"]
+    assert (report["driver_version"], report["cuda_version"]) == ("610.57.04", "13.3")  # type: ignore[index]
+
+
+def test_595_query_average_power_na_does_not_hide_the_reading() -> None:
+    (gpu,) = parse(_block(DRIVER_595, "nvidia-smi -q")).gpus
+    assert (gpu.power_w, gpu.power_limit_w) == (98.55, 250.0)
+    assert "power.draw" not in gpu.unavailable
+
+
+def test_windows_table_does_not_glue_wddm_to_the_name() -> None:
+    report = parse(_block(WINDOWS_610, "nvidia-smi"))
+    (gpu,) = report.gpus
+    assert gpu.name == "NVIDIA GeForce RTX 2080 ..."
+    assert gpu.raw["table.TCC/WDDM"] == "WDDM"
+    assert report.driver_version == "610.62"
+
+
+def test_590_memory_repair_fields(capsys: Capsys, tmp_path: Path) -> None:
+    query = _block(ADA_595, "nvidia-smi -q")
+    assert parse(query).gpus[0].channel_repair_pending is False  # the real value: No
+    # Flipped: no public capture has a pending channel repair or unrepairable memory.
+    pending = query.replace("Channel Repair Pending                         : No",
+                            "Channel Repair Pending                         : Yes")
+    code, data = _json(capsys, tmp_path, pending)
+    assert code == 3
+    assert [(f["code"], f["severity"]) for f in data["flags"]] == [("memory-repair-pending", "error")]  # type: ignore[index]
+    broken = query.replace("Unrepairable Memory                            : N/A",
+                           "Unrepairable Memory                            : Yes")
+    code, data = _json(capsys, tmp_path, broken)
+    assert code == 3
+    assert [(f["code"], f["severity"]) for f in data["flags"]] == [("memory-unrepairable", "critical")]  # type: ignore[index]
+
+
+# --- reset required on drivers without gpu_recovery_action (535-570) ---------------------------------
+
+
+def test_reset_required_in_a_545_query(capsys: Capsys, tmp_path: Path) -> None:
+    text = H100_545_Q.read_text()
+    code, _ = _json(capsys, tmp_path, text)
+    assert code == 0  # the real capture: Reset Required : No
+    flipped = text.replace("Reset Required                    : No", "Reset Required                    : Yes")
+    code, data = _json(capsys, tmp_path, flipped)
+    assert code == 3
+    assert [(f["gpu_index"], f["code"], f["field"]) for f in data["flags"]] == [  # type: ignore[index]
+        (0, "gpu-requires-reset", "reset_status.reset_required")]
+
+
+def test_reset_required_in_a_535_debug_pod_log(capsys: Capsys, tmp_path: Path) -> None:
+    # A 535 driver refuses gpu_recovery_action, so the script drops it and keeps reset_status.*.
+    fields = tuple(f for f in HEALTH_FIELDS if f != "gpu_recovery_action")
+    row = capture_query("h100", "query-gpu", fields).split(", ")
+    row[fields.index("reset_status.reset_required")] = "Yes"
+    row[fields.index("reset_status.drain_and_reset_recommended")] = "No"
+    log = render_log([Section("query-gpu", ", ".join(row), 0, fields=fields, dropped=("gpu_recovery_action",))])
+    code, data = _json(capsys, tmp_path, log)
+    assert code == 3
+    assert [(f["code"], f["field"], f["value"]) for f in data["flags"]] == [  # type: ignore[index]
+        ("gpu-requires-reset", "reset_status.reset_required", "Yes")]
+
+
+# --- cells that say the GPU failed ---------------------------------------------------------------------
+
+
+def test_err_row_is_one_failed_gpu(capsys: Capsys, tmp_path: Path) -> None:
+    table = section_body("h100", "load", "nvidia-smi").replace(
+        "| N/A   59C    P0            629W /  700W |", "| ERR!  ERR!   P0            ERR! /  ERR! |")
+    code, data = _json(capsys, tmp_path, table)
+    assert code == 3
+    assert [(f["gpu_index"], f["code"]) for f in data["flags"]] == [(0, "gpu-error-state")]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("csv_cell", "table_cell", "code"), [
+    # The CSV said the GPU needs a reset; the table still printed a number for the same field.
+    ("[GPU requires reset]", "19818MiB", "gpu-requires-reset"),
+    # The CSV read a number; by the table's turn the GPU answered ERR!.
+    ("19818", "ERR!", "gpu-error-state"),
+])
+def test_sentinel_beats_a_number_from_another_section(capsys: Capsys, tmp_path: Path, csv_cell: str,
+                                                      table_cell: str, code: str) -> None:
+    log = debug_log_for("h100")
+    row = next(line for line in log.splitlines() if line.startswith("0, NVIDIA H100"))
+    cells = row.split(", ")
+    cells[HEALTH_FIELDS.index("memory.used")] = csv_cell
+    log = log.replace(row, ", ".join(cells)).replace("|   19818MiB /  81559MiB |", f"|   {table_cell} /  81559MiB |")
+    code_, data = _json(capsys, tmp_path, log)
+    assert code_ == 3
+    assert code in [f["code"] for f in data["flags"]]  # type: ignore[union-attr]
+    (gpu,) = data["report"]["gpus"]  # type: ignore[index]
+    assert gpu["memory_used_mib"] is None
+
+
+def test_inforom_warning_under_a_table(capsys: Capsys, tmp_path: Path) -> None:
+    # nvidia-smi prints this line after the table of a GPU whose infoROM is corrupted.
+    table = section_body("h100", "load", "nvidia-smi") + "\nWARNING: infoROM is corrupted at gpu 0000:00:09.0\n"
+    code, data = _json(capsys, tmp_path, table)
+    assert code == 3
+    assert [(f["gpu_index"], f["code"]) for f in data["flags"]] == [(0, "inforom-corrupted")]  # type: ignore[index]
+
+
+def test_pcie_gen1_under_load_but_not_at_idle(capsys: Capsys, tmp_path: Path) -> None:
+    header, row = section_body("h100", "load", "nvidia-smi --query-gpu").splitlines()[:2]
+    names = [h.strip().split(" [")[0] for h in header.split(",")]
+
+    def with_cells(**cells: str) -> str:
+        values = [v.strip() for v in row.split(",")]
+        for name, value in cells.items():
+            values[names.index(name)] = value
+        return header + "\n" + ", ".join(values) + "\n"
+
+    code, _ = _json(capsys, tmp_path, with_cells(**{"pcie.link.gen.current": "1", "utilization.gpu": "0 %"}))
+    assert code == 0
+    code, data = _json(capsys, tmp_path, with_cells(**{"pcie.link.gen.current": "1"}))  # the capture: 100 % busy
+    assert code == 4
+    assert [(f["code"], f["value"]) for f in data["flags"]] == [("pcie-gen-downgraded", "1")]  # type: ignore[index]

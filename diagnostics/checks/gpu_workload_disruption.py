@@ -47,9 +47,9 @@ def gpu_workload_disruption(snap: Snapshot) -> Iterator[Finding | int]:
     reads: the NodeClaim condition `Drifted=True` (reason `AMIDrift`, `NodePoolDrifted`, ...) and
     `DisruptionReason`, the node taint `karpenter.sh/disrupted:NoSchedule`, the events
     `DisruptionTerminating` "Disrupting Node: Drifted", `DisruptionLaunching` "Launching NodeClaim:
-    Drifted", `TerminationGracePeriodExpiring` "All pods will be deleted by <time>", the pod event
-    `Disrupted` "... This bypasses the PDB of the pod and the do-not-disrupt annotation.", and the
-    interruption events `SpotInterrupted` "Spot interruption warning was triggered",
+    Drifted", `TerminationGracePeriodExpiring` "All pods will be deleted by <time>" (at that time each
+    pod gets `Disrupted` "... This bypasses the PDB of the pod and the do-not-disrupt annotation."), the
+    annotation `karpenter.sh/nodeclaim-termination-timestamp`, and the interruption events `SpotInterrupted` "Spot interruption warning was triggered",
     `InstanceStopping`, `InstanceTerminating` and `TerminatingOnInterruption` "Interruption triggered
     termination for the Node". Expiry has no condition and no event in Karpenter v1: the NodeClaim is
     deleted once `spec.expireAfter` has passed since its creation, whatever budgets and
@@ -284,7 +284,10 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
             continue  # Karpenter waits for it (drift, consolidation, expiry without terminationGracePeriod)
         since = p.started or p.meta.created
         ran = snap.age(since) or 0.0
-        if t.forced and t.when is not None:
+        if p.meta.deleting is not None:  # already evicted: the deletion time is when its grace period runs out
+            how = f"killed at {_stamp(p.meta.deleting)} ({_relative(snap, p.meta.deleting)}), already evicted"
+            ran += max((p.meta.deleting - now).total_seconds(), 0.0)
+        elif t.forced and t.when is not None:
             how = f"deleted at {_stamp(t.when)} ({_relative(snap, t.when)})"
             ran += max((t.when - now).total_seconds(), 0.0)
         elif t.now:
@@ -301,8 +304,8 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
     gpu_hours = sum(r * max(p.gpus, 1.0) for p, r, _ in lost) / 3600
     more = f" (+{len(lost) - 1} more GPU job(s))" if len(lost) > 1 else ""
     running = human_age(snap.age(pod.started or pod.meta.created))
-    title = (f"GPU job {pod.namespace}/{pod.name} ({pod.gpus:g} GPU, running {running}) will be {how} on "
-             f"{node.name}: {t.what}{more}")
+    title = (f"GPU job {pod.namespace}/{pod.name} ({pod.gpus:g} GPU, running {running}) on {node.name} will be "
+             f"{how}: {t.what}{more}")
     ev = list(t.evidence)
     for p, r, h in lost[:10]:
         ev.append(Evidence.field(p.ref, "status.startTime", _stamp(p.started) if p.started else None,
@@ -333,9 +336,13 @@ def _remedy(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _
             pods: list[Pod]) -> tuple[str, tuple[str, ...]]:
     """The fix for the cause, with commands that fit this node's pool and class."""
     pool = f.pool.name if f.pool is not None else "<nodepool>"
+    # An evicted pod is past saving: it has its grace period to checkpoint, then its controller restarts it.
     annotate = tuple(f"kubectl annotate pod -n {p.namespace} {p.name} {DO_NOT_DISRUPT}=true --overwrite"
-                     for p in pods[:3] if DO_NOT_DISRUPT not in p.meta.annotations)
-    checkpoint = "Save a checkpoint now if the job can."
+                     for p in pods[:3] if DO_NOT_DISRUPT not in p.meta.annotations and p.meta.deleting is None)
+    evicted = [p for p in pods if p.meta.deleting is not None]
+    checkpoint = ("Already evicted: " + ", ".join(f"{p.namespace}/{p.name}" for p in evicted[:3])
+                  + " got SIGTERM and is killed when its terminationGracePeriodSeconds run out; a job that saves "
+                  "a checkpoint on SIGTERM restarts from it. " if evicted else "") + "Save a checkpoint now if the job can."
     if t.cause == "interruption":
         ct = _capacity_patch(f.pool)
         return (f"{checkpoint} A spot interruption cannot be stopped or delayed (2-minute notice) and ignores "
@@ -350,9 +357,12 @@ def _remedy(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _
         if t.forced:
             text.append(f"{checkpoint} The NodeClaim has terminationGracePeriod {f.tgp}, so drift ignores "
                         f"{DO_NOT_DISRUPT} and PDBs; only a budget or a new NodeClaim without it protects jobs.")
-        else:
+        elif annotate:
             text.append(f'Annotate the job {DO_NOT_DISRUPT}: "true" now (Karpenter does not evict it for drift) '
                         "and in its pod template.")
+        else:
+            text.append(f'{checkpoint} Set {DO_NOT_DISRUPT}: "true" in the job\'s pod template so drift waits for it '
+                        "next time.")
         text.append('Then keep drift off training nodes outside a maintenance window: a budget {nodes: "0", '
                     "reasons: [Drifted]} with a schedule (this one allows drift on Saturdays, UTC).")
         cmds.append(f"kubectl patch nodepool {pool} --type json -p '{budget}'")
@@ -369,7 +379,9 @@ def _remedy(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _
                     f"{DO_NOT_DISRUPT}" + (f"; terminationGracePeriod {f.tgp} then force-deletes every pod" if f.tgp
                                            else "") + ". This node's deadline cannot be moved.")
         text.append("For training pools set expireAfter: Never (or longer than the longest job); the change drifts "
-                    "existing nodes, so add a Drifted budget first.")
+                    "existing nodes, so add a Drifted budget first."
+                    + (" Without terminationGracePeriod an expired node waits for do-not-disrupt jobs to finish."
+                       if f.tgp else ""))
         cmds = [f"kubectl patch nodepool {pool} --type merge -p '{never}'"]
         if not t.forced:
             cmds = list(annotate) + cmds

@@ -162,8 +162,8 @@ def test_drift_drain_evicts_an_unprotected_training_job() -> None:
                 job(), *DRIFT_DRAIN)
     assert (f.code, f.check, f.severity) == ("GT503", "gpu-workload-disruption", Severity.ERROR)
     assert f.subject == ObjectRef("Node", NODE)
-    assert f.title.startswith("GPU job ml/pretrain-llama-70b-0-7xk2q (8 GPU, running 1d7h) will be evicted now on "
-                              f"{NODE}: Karpenter is draining it for drift (AMIDrift)")
+    assert f.title == (f"GPU job ml/pretrain-llama-70b-0-7xk2q (8 GPU, running 1d7h) on {NODE} will be evicted now: "
+                       "Karpenter is draining it for drift (AMIDrift)")
     paths = {e.path: e for e in f.evidence}
     assert paths["status.conditions[Drifted]"].value["reason"] == "AMIDrift"
     assert paths["event Normal/DisruptionTerminating"].value == "Disrupting NodeClaim: Drifted"
@@ -220,8 +220,8 @@ def test_expired_node_with_termination_grace_period_kills_a_do_not_disrupt_job()
                 event("Node", NODE, "TerminationGracePeriodExpiring",
                       "All pods will be deleted by 2026-08-21T12:00:05Z", type_="Warning"))
     assert f.severity is Severity.ERROR
-    assert ("will be deleted at 2026-08-21T12:00:05Z (in 2h) although karpenter.sh/do-not-disrupt=true on "
-            f"{NODE}: its NodeClaim expired (expireAfter 336h) and is being deleted") in f.title
+    assert (f"on {NODE} will be deleted at 2026-08-21T12:00:05Z (in 2h) although karpenter.sh/do-not-disrupt=true: "
+            "its NodeClaim expired (expireAfter 336h) and is being deleted") in f.title
     paths = {e.path: e for e in f.evidence}
     assert paths["event Warning/TerminationGracePeriodExpiring"].value == \
         "All pods will be deleted by 2026-08-21T12:00:05Z"

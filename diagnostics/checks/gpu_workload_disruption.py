@@ -186,6 +186,9 @@ def _event_ev(snap: Snapshot, e: Event) -> Evidence:
 
 def _threat(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, now: datetime) -> _Threat | None:
     """The most urgent way Karpenter takes this node away, or None while nothing threatens it."""
+    if not (f.events or f.drifted or f.disruption_reason or f.tainted or f.deleting or f.deadline) and (
+            f.expire_at is None or (f.expire_at - now).total_seconds() > EXPIRY_HORIZON_SECONDS):
+        return None  # most nodes on most runs: nothing said, nothing due
     claim_ref = claim.ref if claim is not None else node.ref
     # 1. Spot / instance interruption: 2 minutes, nothing stops it.
     notice = [e for e in f.events if e.reason in _INTERRUPTION and _recent(snap, e, INTERRUPTION_MAX_AGE)]

@@ -233,22 +233,22 @@ def _threat(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, now:
     if draining:
         cause = ({"Drifted": "drift", "Underutilized": "consolidation", "Empty": "consolidation"}.get(reason)
                  or ("expiry" if expired else "drift" if f.drifted else "deletion"))
-        what = {"drift": f"Karpenter is draining it for drift{_why_drift(f)}",
-                "consolidation": f"Karpenter is consolidating it ({reason})",
-                "expiry": f"its NodeClaim expired (expireAfter {f.expire_after}) and is being deleted",
-                "deletion": "it is being deleted"}[cause]
+        what = {"drift": f"Karpenter is draining its node for drift{_why_drift(f)}",
+                "consolidation": f"Karpenter is consolidating its node ({reason})",
+                "expiry": f"its node's NodeClaim expired (expireAfter {f.expire_after}) and is being deleted",
+                "deletion": "its node is being deleted"}[cause]
         return _Threat(cause, True, f.deadline is not None, f.deadline, tuple(ev), what)
     if f.drifted is not None:
         pool = f.pool
         if pool is not None and zero_budgets(pool, "Drifted", now):
             return None  # a budget holds drift off right now; Karpenter emits DisruptionBlocked on the pool
         return _Threat("drift", False, bool(f.tgp), None, tuple(ev),
-                       f"it has drifted{_why_drift(f)}: Karpenter replaces it as soon as a budget allows")
+                       f"its node has drifted{_why_drift(f)}: Karpenter replaces it as soon as a budget allows")
     if f.expire_at is not None and (f.expire_at - now).total_seconds() <= EXPIRY_HORIZON_SECONDS:
         tgp = parse_go_duration(f.tgp)
         when = f.expire_at + timedelta(seconds=tgp) if tgp is not None else f.expire_at
         return _Threat("expiry", expired, bool(f.tgp), when, tuple(ev),
-                       f"its NodeClaim {'expired' if expired else 'expires'} {_relative(snap, f.expire_at)} "
+                       f"its node's NodeClaim {'expired' if expired else 'expires'} {_relative(snap, f.expire_at)} "
                        f"(expireAfter {f.expire_after}): Karpenter deletes it whatever budgets and do-not-disrupt say")
     return None
 
@@ -307,8 +307,7 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
     gpu_hours = sum(r * max(p.gpus, 1.0) for p, r, _ in lost) / 3600
     more = f" (+{len(lost) - 1} more GPU job(s))" if len(lost) > 1 else ""
     running = human_age(snap.age(pod.started or pod.meta.created))
-    title = (f"GPU job {pod.namespace}/{pod.name} ({pod.gpus:g} GPU, running {running}) on {node.name} will be "
-             f"{how}: {t.what}{more}")
+    title = f"GPU job {pod.namespace}/{pod.name} ({pod.gpus:g} GPU, running {running}) will be {how}: {t.what}{more}"
     ev = list(t.evidence)
     for p, r, h in lost[:10]:
         ev.append(Evidence.field(p.ref, "status.startTime", _stamp(p.started) if p.started else None,

@@ -59,7 +59,7 @@ def check_finding(name: str, f: dict) -> None:
     elif name == "drift-disrupts-training":
         assert (f["check"], f["code"], f["severity"]) == ("gpu-workload-disruption", "GT503", "error")
         assert "GPU job ml/pretrain-llama-70b-0-x7k2m (8 GPU, running 1d7h)" in f["title"]
-        assert "Karpenter is draining it for drift (AMIDrift)" in f["title"]
+        assert "Karpenter is draining its node for drift (AMIDrift)" in f["title"]
         assert evidence[("status.conditions[Drifted]", "nodeclaim/gpu-training-b9w4s")]["value"]["reason"] == "AMIDrift"
         assert evidence[("event Normal/DisruptionTerminating", f"node/{NODE}")]["value"] == "Disrupting Node: Drifted"
         start = evidence[("status.startTime", POD[name])]
@@ -71,7 +71,7 @@ def check_finding(name: str, f: dict) -> None:
     else:
         assert (f["check"], f["code"], f["severity"]) == ("gpu-workload-disruption", "GT503", "error")
         assert ("will be deleted at 2026-08-21T11:58:41Z (in 1h58m) although karpenter.sh/do-not-disrupt=true: "
-                "its NodeClaim expired (expireAfter 336h)") in f["title"]
+                "its node's NodeClaim expired (expireAfter 336h)") in f["title"]
         assert evidence[("event Warning/TerminationGracePeriodExpiring", "nodeclaim/gpu-training-b9w4s")]["value"] \
             == "All pods will be deleted by 2026-08-21T11:58:41Z"
         assert evidence[("spec.terminationGracePeriod", "nodeclaim/gpu-training-b9w4s")]["value"] == "4h"

@@ -162,8 +162,8 @@ def test_drift_drain_evicts_an_unprotected_training_job() -> None:
                 job(), *DRIFT_DRAIN)
     assert (f.code, f.check, f.severity) == ("GT503", "gpu-workload-disruption", Severity.ERROR)
     assert f.subject == ObjectRef("Node", NODE)
-    assert f.title == (f"GPU job ml/pretrain-llama-70b-0-7xk2q (8 GPU, running 1d7h) on {NODE} will be evicted now: "
-                       "Karpenter is draining it for drift (AMIDrift)")
+    assert f.title == ("GPU job ml/pretrain-llama-70b-0-7xk2q (8 GPU, running 1d7h) will be evicted now: "
+                       "Karpenter is draining its node for drift (AMIDrift)")
     paths = {e.path: e for e in f.evidence}
     assert paths["status.conditions[Drifted]"].value["reason"] == "AMIDrift"
     assert paths["event Normal/DisruptionTerminating"].value == "Disrupting NodeClaim: Drifted"
@@ -185,7 +185,7 @@ def test_drifted_but_not_yet_draining_is_a_warning() -> None:
     f = finding(pool(), node(), claim(drifted="NodePoolDrifted"), job())
     assert f.severity is Severity.WARNING
     assert "will be evicted when the drain starts" in f.title
-    assert "it has drifted (NodePoolDrifted): Karpenter replaces it as soon as a budget allows" in f.title
+    assert "its node has drifted (NodePoolDrifted): Karpenter replaces it as soon as a budget allows" in f.title
     assert not any("ec2nodeclass" in c for c in f.remediation.commands)  # not an AMI drift
 
 
@@ -220,8 +220,8 @@ def test_expired_node_with_termination_grace_period_kills_a_do_not_disrupt_job()
                 event("Node", NODE, "TerminationGracePeriodExpiring",
                       "All pods will be deleted by 2026-08-21T12:00:05Z", type_="Warning"))
     assert f.severity is Severity.ERROR
-    assert (f"on {NODE} will be deleted at 2026-08-21T12:00:05Z (in 2h) although karpenter.sh/do-not-disrupt=true: "
-            "its NodeClaim expired (expireAfter 336h) and is being deleted") in f.title
+    assert ("will be deleted at 2026-08-21T12:00:05Z (in 2h) although karpenter.sh/do-not-disrupt=true: "
+            "its node's NodeClaim expired (expireAfter 336h) and is being deleted") in f.title
     paths = {e.path: e for e in f.evidence}
     assert paths["event Warning/TerminationGracePeriodExpiring"].value == \
         "All pods will be deleted by 2026-08-21T12:00:05Z"
@@ -239,7 +239,7 @@ def test_expiry_within_a_day_is_a_warning_and_never_is_not() -> None:
     soon = claim(created="2026-07-22T22:00:00Z")
     f = finding(pool(), node(), soon, job())
     assert f.severity is Severity.WARNING
-    assert "its NodeClaim expires in 12h (expireAfter 720h)" in f.title
+    assert "its node's NodeClaim expires in 12h (expireAfter 720h)" in f.title
     # A training pool with expireAfter: Never: an old node and a long job are fine.
     r = result(pool(expire="Never"), node(), claim(created="2026-05-01T00:00:00Z", expire="Never"), job())
     assert r.status is CheckStatus.PASSED and r.examined == 1

@@ -360,6 +360,15 @@ def _pdbs_by_ns(pdbs: Sequence[Pdb]) -> dict[str, list[Pdb]]:
     return out
 
 
+def blocking_pdb(snap: Snapshot, pod: Pod) -> Pdb | None:
+    """A PDB selecting the pod that allows no disruption now: an eviction of the pod is refused."""
+    pdbs_by_ns = CARRIED.get("pdbs-by-namespace", (snap.index.sources["pdbs"],), lambda: _pdbs_by_ns(snap.pdbs))
+    for pdb in pdbs_by_ns.get(pod.namespace, ()):
+        if pdb.disruptions_allowed == 0 and pdb.selector and selector_matches(pdb.selector, pod.meta.labels):
+            return pdb
+    return None
+
+
 def _pdb_blocker(pdb: Pdb, pod: Pod | None) -> Blocker:
     spec = pdb.obj.get("spec") or {}
     patch = ('{"spec":{"minAvailable":null,"maxUnavailable":1}}' if "minAvailable" in spec

@@ -8,7 +8,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from diagnostics.disruption import DO_NOT_DISRUPT, do_not_disrupt_state, nodes_with_all_pods, zero_budgets
+from diagnostics.disruption import (
+    DO_NOT_DISRUPT,
+    blocking_pdb,
+    do_not_disrupt_state,
+    nodes_with_all_pods,
+    zero_budgets,
+)
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.records import Condition, Event, Node, NodeClaim, NodePool, Pod, accelerator_total
 from diagnostics.registry import check
@@ -282,8 +288,8 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
     now = snap.taken_at
     lost: list[tuple[Pod, float, str]] = []  # (pod, seconds of running time lost, how)
     for p in jobs:
-        protected, why = do_not_disrupt_state(p, now)
-        if protected and not t.forced:
+        protected, _why = do_not_disrupt_state(p, now)
+        if not t.forced and (protected or blocking_pdb(snap, p) is not None):
             continue  # Karpenter waits for it (drift, consolidation, expiry without terminationGracePeriod)
         since = p.started or p.meta.created
         ran = snap.age(since) or 0.0

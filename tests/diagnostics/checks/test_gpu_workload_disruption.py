@@ -273,3 +273,28 @@ def test_skipped_without_nodeclaims() -> None:
     (r,) = run(snapshot(pool(), node(), job(), sources={"nodeclaims": SourceState.FORBIDDEN}),
                only=["gpu-workload-disruption"]).results
     assert r.status is CheckStatus.SKIPPED and "nodeclaims" in r.reason
+
+
+def test_expiry_due_with_termination_grace_period_reaches_do_not_disrupt_jobs() -> None:
+    # Expires in 12h; terminationGracePeriod 4h: the do-not-disrupt job is deleted at expiry + 4h.
+    f = finding(pool(tgp="4h"), node(), claim(created="2026-07-22T22:00:00Z", tgp="4h"),
+                job(annotations='{karpenter.sh/do-not-disrupt: "true"}'))
+    assert f.severity is Severity.WARNING
+    assert "will be deleted at 2026-08-22T02:00:00Z (in 16h) although karpenter.sh/do-not-disrupt=true" in f.title
+    # Without terminationGracePeriod the annotation holds the expired node until the job ends: nothing is lost.
+    assert result(pool(), node(), claim(created="2026-07-22T22:00:00Z"),
+                  job(annotations='{karpenter.sh/do-not-disrupt: "true"}')).status is CheckStatus.PASSED
+
+
+def test_a_pdb_allowing_no_eviction_holds_a_drift_drain() -> None:
+    pdb = """
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: pretrain-pdb, namespace: ml}
+spec: {minAvailable: 1, selector: {matchLabels: {job-name: pretrain-llama-70b}}}
+status: {currentHealthy: 1, desiredHealthy: 1, expectedPods: 1, disruptionsAllowed: 0}
+"""
+    labelled = job().replace("  annotations: {}", "  annotations: {}\n  labels: {job-name: pretrain-llama-70b}")
+    r = result(pool(), node(taints=DISRUPTED_TAINT), claim(drifted="AMIDrift", reason="Drifted"), labelled, pdb,
+               *DRIFT_DRAIN)
+    assert r.status is CheckStatus.PASSED

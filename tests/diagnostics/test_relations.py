@@ -1,0 +1,183 @@
+"""Why is this pod pending: which findings explain a pending GPU pod, focus, and the verdict's honesty."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rich.console import Console
+
+from diagnostics import ObjectRef, run
+from diagnostics.model import CheckResult, CheckStatus, Evidence, Finding, Report, Severity
+from diagnostics.relations import attribute, focus, root_cause
+from diagnostics.snapshot import SourceState
+from diagnostics.verdict import EXPLAINED, INCOMPLETE, NO_PROBLEMS, UNDETERMINED, judge
+from gputui.output.text import render_report
+from tests.builders import NOW, snapshot
+
+NO_KARPENTER = {"nodeclaims": SourceState.ABSENT, "nodepools": SourceState.ABSENT,
+                "ec2nodeclasses": SourceState.ABSENT}
+
+
+def gke_node(name: str, accelerator: str = "nvidia-l4", gpus: str = "") -> str:
+    """A GKE Standard GPU node; `gpus` empty: its device plugin never registered nvidia.com/gpu."""
+    res = f"nvidia.com/gpu: '{gpus}', " if gpus else ""
+    return f"""
+apiVersion: v1
+kind: Node
+metadata:
+  name: {name}
+  creationTimestamp: "2026-08-21T09:00:00Z"
+  labels: {{cloud.google.com/gke-accelerator: {accelerator}, cloud.google.com/gke-accelerator-count: "1",
+           cloud.google.com/gke-nodepool: l4-pool, node.kubernetes.io/instance-type: g2-standard-8}}
+spec:
+  providerID: gce://ml-prod/us-central1-a/{name}
+  taints: [{{key: nvidia.com/gpu, value: present, effect: NoSchedule}}]
+status:
+  capacity: {{{res}cpu: "8", memory: 32Gi, pods: "110"}}
+  allocatable: {{{res}cpu: 7910m, memory: 29Gi, pods: "110"}}
+  conditions: [{{type: Ready, status: "True", reason: KubeletReady, lastTransitionTime: "2026-08-21T09:02:00Z"}}]
+"""
+
+
+def pod(name: str, accelerator: str = "nvidia-l4", node: str = "", phase: str = "Pending") -> str:
+    bound = f"nodeName: {node}" if node else "schedulerName: default-scheduler"
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: ml, creationTimestamp: "2026-08-21T09:30:00Z"}}
+spec:
+  {bound}
+  nodeSelector: {{cloud.google.com/gke-accelerator: {accelerator}}}
+  tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
+  containers: [{{name: main, image: vllm, resources: {{limits: {{nvidia.com/gpu: "1"}}}}}}]
+status:
+  phase: {phase}
+  conditions: [{{type: PodScheduled, status: "{'True' if node else 'False'}", reason: {'Scheduled' if node else 'Unschedulable'},
+                message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}}]
+"""
+
+
+POD = ObjectRef("Pod", "llm-0", "ml")
+
+
+def gke_report(*extra: str) -> tuple[Report, object]:
+    snap = snapshot(gke_node("gke-l4-a"), pod("llm-0"), *extra, sources=NO_KARPENTER)
+    return run(snap), snap
+
+
+def test_a_pod_nobody_nominated_is_explained_by_the_broken_node_it_could_run_on() -> None:
+    # GKE, no Karpenter: no nomination, no chain. The L4 node its selector admits advertises no GPU.
+    report, snap = gke_report()
+    rc = root_cause(report, POD)
+    assert rc is not None and (rc.check, str(rc.subject)) == ("gpu-not-advertised", "node/gke-l4-a")
+    assert POD in rc.explains and POD in rc.related
+    assert rc.impact is not None and rc.impact.pods == 1 and rc.impact.gpus >= 1
+    focused = focus(report, snap, POD)
+    assert focused.verdict.verdict == EXPLAINED and focused.verdict.root_cause == rc
+    assert ("gpu-not-advertised", POD) in {(f.check, p) for f in focused.findings for p in f.explains}
+
+
+def test_a_broken_node_the_pod_cannot_use_does_not_explain_it() -> None:
+    # A T4 node also advertises none, but the pod selects L4 nodes: its finding is elsewhere.
+    report, snap = gke_report(gke_node("gke-t4-b", accelerator="nvidia-tesla-t4"))
+    t4 = next(f for f in report.findings if f.subject == ObjectRef("Node", "gke-t4-b"))
+    assert t4.explains == () and POD not in t4.related
+    focused = focus(report, snap, POD)
+    assert ObjectRef("Node", "gke-t4-b") not in {f.subject for f in focused.findings}
+    gt201 = next(r for r in focused.results if r.check == "gpu-not-advertised")
+    assert gt201.status is CheckStatus.FAILED and gt201.elsewhere == 1  # never turned into "passed"
+
+
+def test_a_broken_node_whose_gpus_are_all_held_is_no_candidate() -> None:
+    # The only L4 node should have 1 GPU and a running pod holds it: its plugin is broken, but it has no room
+    # for the pending pod either way, so it does not explain it.
+    snap = snapshot(gke_node("gke-l4-a"), pod("llm-0"), pod("busy-0", node="gke-l4-a", phase="Running"),
+                    sources=NO_KARPENTER)
+    report = run(snap)
+    assert root_cause(report, POD) is None
+    v = focus(report, snap, POD).verdict
+    assert v.verdict == UNDETERMINED and v.floor == Severity.WARNING
+    assert any("Insufficient nvidia.com/gpu" in m for m in v.messages)
+    assert v.checked and v.checked[0].startswith("candidates: 0 nodes")
+
+
+def _result(check: str, code: str, *findings: Finding) -> CheckResult:
+    stamped = tuple(replace(f, check=check, code=code, severity=f.severity or Severity.ERROR) for f in findings)
+    return CheckResult(check, code, check, CheckStatus.FAILED if stamped else CheckStatus.PASSED, stamped)
+
+
+def test_a_finding_lists_only_the_pending_pods_it_explains() -> None:
+    # A metric about another NodePool listed every pending pod (GT703 did): the pod's candidates hold no
+    # such pool, so it is not explained by it and no longer listed as affected.
+    snap = snapshot(gke_node("gke-l4-a"), pod("llm-0"), sources=NO_KARPENTER)
+    other = Finding(ObjectRef("NodePool", "gpu-b"), "NodePool gpu-b: 3 NodeClaims failed", related=(POD,))
+    out = attribute(snap, [_result("karpenter-provisioning-failures", "GT703", other)])
+    f = out[0].findings[0]
+    assert f.explains == () and f.related == ()
+
+
+def test_one_root_cause_one_finding() -> None:
+    # Events (GT104) and metrics (GT703) see the same pool's spot shortage: one finding, both evidences.
+    snap = snapshot(pod("llm-0"), sources=NO_KARPENTER)
+    pool = ObjectRef("NodePool", "gpu-spot")
+    ice = Finding(pool, "NodePool gpu-spot: no EC2 capacity", (Evidence.event(pool, "InsufficientCapacityError", "x"),))
+    metric = Finding(pool, "NodePool gpu-spot: 5 NodeClaims failed",
+                     (Evidence.field(pool, "karpenter_nodeclaims_disrupted_total", 5),))
+    out = attribute(snap, [_result("spot-capacity-shortage", "GT104", ice),
+                           _result("karpenter-provisioning-failures", "GT703", metric)])
+    merged = [f for r in out for f in r.findings]
+    assert len(merged) == 1 and merged[0].check == "spot-capacity-shortage"
+    assert [e.path for e in merged[0].evidence] == ["event InsufficientCapacityError", "karpenter_nodeclaims_disrupted_total"]
+    gt703 = out[1]
+    assert gt703.status is CheckStatus.FAILED and "reported with GT104 spot-capacity-shortage" in gt703.reason
+
+
+def _render(report: Report) -> str:
+    console = Console(width=200, record=True, color_system=None)
+    render_report(report, console, verbose=False)
+    return console.export_text()
+
+
+def _clean() -> Report:
+    return Report((CheckResult("gpu-not-advertised", "GT201", "t", CheckStatus.PASSED, examined=3),), NOW)
+
+
+def test_a_check_skipped_for_partial_data_is_no_all_clear() -> None:
+    report = _clean()
+    partial = CheckResult("consolidation-blocked", "GT501", "t", CheckStatus.SKIPPED,
+                          reason="pods: partial (only the target's pods were read)")
+    report = replace(report, results=report.results + (partial,))
+    v = judge(report)
+    assert v.verdict == INCOMPLETE and v.floor == Severity.WARNING
+    assert "cannot rule out: consolidation-blocked" in v.blind[0]
+    text = _render(replace(report, verdict=v))
+    assert "no problems found" not in text.lower() and "✓ GT501" not in text and "- GT501" in text
+    assert text.splitlines()[0].startswith("cluster: nothing found, but not an all-clear; could not see")
+
+
+def test_a_forbidden_source_says_what_it_cannot_rule_out() -> None:
+    forbidden = CheckResult("spot-capacity-shortage", "GT104", "t", CheckStatus.SKIPPED,
+                            reason="events: forbidden (list events)")
+    v = judge(replace(_clean(), results=_clean().results + (forbidden,)))
+    assert v.verdict == INCOMPLETE and v.blind == ("events: forbidden (list events) - cannot rule out: "
+                                                   "spot-capacity-shortage",)
+
+
+def test_a_component_that_is_not_installed_does_not_block_an_all_clear() -> None:
+    absent = CheckResult("nodeclaim-launch-failed", "GT301", "t", CheckStatus.SKIPPED,
+                         reason="nodeclaims: not installed (CRD absent)")
+    report = replace(_clean(), results=_clean().results + (absent,))
+    v = judge(report)
+    assert v.verdict == NO_PROBLEMS and v.floor == Severity.OK
+    assert _render(replace(report, verdict=v)).splitlines()[0] == "cluster: no problems found"
+
+
+def test_a_failure_filtered_out_by_focus_is_never_shown_as_passed() -> None:
+    report, snap = gke_report(gke_node("gke-t4-b", accelerator="nvidia-tesla-t4"))
+    node_a = ObjectRef("Node", "gke-l4-a")
+    focused = focus(report, snap, ObjectRef("Node", "gke-t4-b"))
+    text = _render(focused)
+    assert "finding elsewhere in the cluster" in text or "findings elsewhere in the cluster" in text
+    assert "(run `gputui diagnose`)" in text
+    assert node_a not in {f.subject for f in focused.findings}
+    assert "✓ GT201" not in text and "no problems found" not in text.lower()

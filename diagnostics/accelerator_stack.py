@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from diagnostics.matching import node_matches
-from diagnostics.model import Evidence
+from diagnostics.model import Evidence, EvidenceKind
 from diagnostics.records import ContainerState, DaemonSet, Node, Pod, Taint, tolerates_all
-from diagnostics.snapshot import Snapshot
+from diagnostics.records import accelerator_total
+from diagnostics.snapshot import Snapshot, node_should_have_gpus
 from diagnostics.timeutil import human_age
 
 NVIDIA, NEURON, AMD = "nvidia", "neuron", "amd"
@@ -208,6 +209,8 @@ class Diagnosis:
     """An intentional pause (driver upgrade, MIG reconfiguration): not a fault."""
     elsewhere: bool = False
     """Nothing is broken: the stack publishes its devices outside `status.allocatable` (DRA ResourceSlices)."""
+    log: tuple[str, str, bool] | None = None
+    """(pod key `ns/name`, container, previous run) whose log tail tells why the layer fails."""
 
 
 _CRASH = ("CrashLoopBackOff", "Error", "RunContainerError", "CreateContainerError", "CreateContainerConfigError",
@@ -273,9 +276,10 @@ def known_failure(lines: list[str]) -> tuple[str, str]:
     return "", ""
 
 
-def last_lines(c: ContainerState, n: int = 6) -> list[str]:
-    """The last log lines the kubelet kept (termination message, or the waiting message)."""
-    text = c.last_message or c.message
+def last_lines(c: ContainerState, n: int = 6, logged: str = "") -> list[str]:
+    """The last lines of the container's log when it was read, else what the kubelet kept (termination
+    message, or the waiting message)."""
+    text = logged or c.last_message or c.message
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     return lines[-n:]
 
@@ -465,11 +469,17 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
     ev.append(Evidence.field(ref, f"status.containerStatuses[{cname}]" if cname else "status.phase", detail,
                              note=f"pod of DaemonSet {ds.meta.namespace}/{ds.meta.name} ({stack.vendor_name} "
                                   f"{layer.name}) on this node"))
-    lines = last_lines(c) if c else []
+    log_key = f"{pod.namespace}/{pod.name}/{cname}"
+    logged = snap.pod_logs.get(log_key, "") if c else ""
+    lines = last_lines(c, logged=logged) if c else []
     if lines:
-        ev.append(Evidence.field(ref, f"lastState.terminated.message[{cname}]" if c and c.last_message
-                                 else f"state.waiting.message[{cname}]", "\n".join(lines),
-                                 note="last log lines kept by the kubelet"))
+        if logged:
+            ev.append(Evidence(EvidenceKind.LOG, ref, f"logs[{cname}]" + (" --previous" if c and c.restart_count else ""),
+                               "\n".join(lines), note="last lines of its log"))
+        else:
+            ev.append(Evidence.field(ref, f"lastState.terminated.message[{cname}]" if c and c.last_message
+                                     else f"state.waiting.message[{cname}]", "\n".join(lines),
+                                     note="last log lines kept by the kubelet"))
     warning = _pod_warning(snap, pod)
     if warning is not None:
         ev.append(Evidence.event(ref, warning.reason, warning.message[:300], warning.count, snap.age(warning.last_seen),
@@ -477,7 +487,7 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
     logs = f"kubectl logs -n {pod.namespace} {pod.name}" + (f" -c {cname}" if cname else " --all-containers") \
         + (" --previous" if c and c.restart_count else "") + " --tail=50"
     crashing = c is not None and _rank(c) <= 1
-    text = " ".join(lines) + " " + (c.message if c else "")
+    text = "\n".join(last_lines(c, 40, logged=logged) if c else []) + "\n" + (c.message if c else "")
     nvml = nvml_error(text)
     # A client's wait on an earlier layer (toolkit-validation, plugin-validation) is a symptom of that layer.
     waits_on = _WAITS_FOR.get(cname, "") if c is not None and not crashing else ""
@@ -486,7 +496,7 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
     state = f"container {cname}: {detail}" if cname else detail
     cause = f"{stack.vendor_name} {layer.name} pod {pod.name} is not ready ({state})"
     fix = _layer_fix(stack, layer, cname, nvml)
-    line, meaning = known_failure(last_lines(c, 40) if c else [])
+    line, meaning = known_failure(last_lines(c, 40, logged=logged) if c else [])
     if line and not nvml:
         cause += f': "{line}" - {meaning}'
         fix = f"{meaning[0].upper()}{meaning[1:]}." + _WAITERS.get(layer.name, "")
@@ -526,7 +536,8 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
     progressing = not crashing and pod.phase in ("Pending", "Running")
     if (no_handler or 'no runtime for "nvidia"' in (warning.message if warning else "")) and layer.name != "driver":
         cause += " (the container toolkit's runtime config is not in effect)"
-    return Diagnosis(stack, layer.name, cause, tuple(ev), tuple(dict.fromkeys(commands)), fix, progressing=progressing)
+    return Diagnosis(stack, layer.name, cause, tuple(ev), tuple(dict.fromkeys(commands)), fix, progressing=progressing,
+                     log=(f"{pod.namespace}/{pod.name}", cname, bool(c.restart_count)) if c else None)
 
 
 _WAITERS = {"driver": " The container toolkit, validator and device plugin only wait on it.",
@@ -622,6 +633,39 @@ def _tol(t: object) -> str:
     val = getattr(t, "value", "")
     eff = getattr(t, "effect", "") or "*"
     return f"{key} {op} {val}:{eff}".replace("  ", " ")
+
+
+def logs_to_read(snap: Snapshot, limit: int = 8) -> list[tuple[str, str, str, bool]]:
+    """(namespace, pod, container, previous) of the failing containers behind GPU nodes that advertise none of
+    their accelerators: the one-shot collection reads their log tails into `Snapshot.pod_logs`."""
+    out: list[tuple[str, str, str, bool]] = []
+    for node, claim in snap.index.gpu_nodes:
+        if len(out) >= limit:
+            break
+        if accelerator_total(node.allocatable) > 0 or node_should_have_gpus(node, claim) <= 0:
+            continue
+        d = diagnose_node(snap, node)
+        if d.log is not None and d.log[1]:
+            ns, pod = d.log[0].split("/", 1)
+            out.append((ns, pod, d.log[1], d.log[2]))
+    return out
+
+
+HEALTH_TOOLS = {NEURON: "neuron-ls", AMD: "rocm-smi"}
+
+
+def health_command(node: Node) -> str:
+    """How to look at the node's accelerators: gputui's nvidia-smi debug pod only on NVIDIA nodes."""
+    vendor = node_vendor(node)
+    if vendor == NVIDIA:
+        return f"gputui debug node/{node.name}"
+    return (f"kubectl debug node/{node.name} -it --profile=sysadmin --image=public.ecr.aws/amazonlinux/amazonlinux:2023 "
+            f"-- chroot /host {HEALTH_TOOLS.get(vendor, 'dmesg')}")
+
+
+def health_tool(node: Node) -> str:
+    """The name of the vendor's health tool a remediation text may mention."""
+    return {NVIDIA: "nvidia-smi"}.get(node_vendor(node), HEALTH_TOOLS.get(node_vendor(node), "dmesg"))
 
 
 def startup_note(snap: Snapshot, node: Node, stack: Stack) -> tuple[bool, str]:

@@ -110,6 +110,10 @@ class Snapshot:
     """Prometheus samples (diagnostics.metric_facts.MetricFacts) when Prometheus was queried."""
     gpu_reports: Mapping[str, Any] = field(default_factory=dict)
     """nvidia-smi results by node name (plain JSON from the debug pod parser)."""
+    pod_logs: Mapping[str, str] = field(default_factory=dict)
+    """Log tails of the accelerator-stack containers that keep a GPU node from advertising its GPUs, by
+    `namespace/pod/container` (the previous run's when it restarted); read by the one-shot collection
+    (diagnostics.accelerator_stack.logs_to_read), absent in the live view."""
     target: str = "cluster"
     pods_read_on: frozenset[str] | None = None
     """When the pods source is partial (read for one target): the nodes whose pods were all read."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from diagnostics.accelerator_stack import health_command, health_tool
 from diagnostics.gpu_components import host_evidence, plugin_on_host
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.node_health import (
@@ -116,7 +117,8 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, expected: floa
         ev.append(Evidence.event(node.ref, e.reason, clip(e.message), e.count, snap.age(e.last_seen), type_=e.type))
         xids += xids_in(e.reason, e.message)
 
-    commands: list[str] = [f"gputui debug node/{node.name}"]
+    debug, tool = health_command(node), health_tool(node)
+    commands: list[str] = [debug]
     plugin, ds = device_plugin_pod(snap, node)
     if plugin is not None:
         info = restart_info(snap, plugin)
@@ -148,10 +150,11 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, expected: floa
     replace = "let Karpenter replace it" if claim is not None else "replace it"
     if missing and not unhealthy:
         text = (f"{missing:g} GPU(s) are not visible to the driver at all: restarting the device plugin will not "
-                f"bring them back. Confirm with `gputui debug node/{node.name}`, then cordon, drain and replace the "
+                f"bring them back. Confirm with `{debug}`, then cordon, drain and replace the "
                 f"node. Blast radius of draining: {radius.describe()}.")
     else:
-        text = (f"Confirm the faulty GPU and its Xid with `gputui debug node/{node.name}`. If nvidia-smi shows it "
+        what = "the faulty GPU and its Xid" if tool == "nvidia-smi" else "the faulty device"
+        text = (f"Confirm {what} with `{debug}`. If {tool} shows it "
                 f"healthy again, {plugin_text} (running GPU pods keep their GPUs; nothing is evicted). If the GPU "
                 f"is gone or faults again, cordon and drain the node and {replace}. Blast radius "
                 f"of draining: {radius.describe()}.")

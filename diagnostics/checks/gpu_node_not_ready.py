@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from diagnostics.accelerator_stack import health_command
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.node_health import (
     blast_radius,
@@ -122,7 +123,7 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, troubles: list
     iid = instance_id(node.provider_id)
     commands = [f"kubectl describe node {node.name}"]
     if not not_ready or node.ready:
-        commands.insert(0, f"gputui debug node/{node.name}")
+        commands.insert(0, health_command(node))
     commands.append(f"kubectl get events -A --field-selector involvedObject.kind=Node,involvedObject.name={node.name} "
                     f"--sort-by=.lastTimestamp")
     if iid:
@@ -143,7 +144,7 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, troubles: list
                 f"cordon, drain and replace it. Blast radius: {radius.describe()}")
     else:
         text = (f"A GPU on {node.name} reports a fault; jobs on it will crash or hang and it does not heal by "
-                f"itself. Confirm with `gputui debug node/{node.name}`, then cordon, drain and replace the node "
+                f"itself. Confirm with `{health_command(node)}`, then cordon, drain and replace the node "
                 f"(a reboot only helps for a one-off Xid). Blast radius: {radius.describe()}")
     text += "." + (f" {repair_notes[0]}." if repair_notes else "")
     # Critical while live GPU work sits on it; pods already being evicted do not count.

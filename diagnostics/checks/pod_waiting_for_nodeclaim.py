@@ -12,7 +12,8 @@ from diagnostics.model import Evidence, EvidenceKind, Finding, ObjectRef, Remedi
 from diagnostics.pending import Triage, triage
 from diagnostics.pod_events import clip
 from diagnostics.pod_fit import accel_text
-from diagnostics.records import NodeClaim
+from diagnostics.accelerator_stack import health_command
+from diagnostics.records import Node, NodeClaim
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.timeutil import human_age
@@ -169,14 +170,14 @@ def _static(t: Triage) -> _Static:
         absent=None if blocking is not None else Evidence.absence(claim.ref, f"status.conditions[{stage}]",
                                                                   note="not reported yet"),
         node_field=Evidence.field(claim.ref, "status.nodeName", claim.node_name) if claim.node_name else None,
-        remedy=_remedy(claim, stage, False),
-        stuck_remedy=_remedy(claim, stage, True),
+        remedy=_remedy(claim, stage, False, w.node),
+        stuck_remedy=_remedy(claim, stage, True, w.node),
         launching=stage == "Launched",
         related=(claim.ref,) + ((w.node.ref,) if w.node is not None else ()),
     )
 
 
-def _remedy(claim: NodeClaim, stage: str, stuck: bool) -> Remediation:
+def _remedy(claim: NodeClaim, stage: str, stuck: bool, node_record: Node | None = None) -> Remediation:
     describe = f"kubectl describe nodeclaim {claim.name}"
     if not stuck:
         return Remediation("Karpenter is bringing up a node for this pod; nothing to do yet.", (describe,))
@@ -196,4 +197,6 @@ def _remedy(claim: NodeClaim, stage: str, stuck: bool) -> Remediation:
     return Remediation("The node joined but never initialized: startup taints are still on it or the GPUs are not "
                        "registered (device plugin / driver). Karpenter has no initialization timeout, so it stays "
                        "like this until fixed or deleted.",
-                       (describe,) + ((f"kubectl describe node {node}", f"gputui debug node/{node}") if node else ()))
+                       (describe,) + ((f"kubectl describe node {node}",
+                                     health_command(node_record) if node_record is not None
+                                     else f"gputui debug node/{node}") if node else ()))

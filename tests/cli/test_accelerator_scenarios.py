@@ -41,6 +41,13 @@ CASES = {c.scenario: c for c in (
          ("NVIDIA operator validator pod nvidia-operator-validator-", "'nvidia'",
           "handler"),
          "jsonpath='{.status.runtimeHandlers[*].name}'"),
+    Case("neuron-plugin-missing", "pod/ml/llama3-neuronx-0-h7x2k",
+         ("advertises 0 Neuron devices", "no AWS Neuron device plugin DaemonSet", "aws.amazon.com/neuron"),
+         "helm upgrade --install neuron-helm-chart oci://public.ecr.aws/neuron/neuron-helm-chart"),
+    Case("gke-plugin-crash", "pod/ml/llm-l4-6f9c8d7b5-t4wq9",
+         ("device plugin pod nvidia-gpu-device-plugin-small-cos-", "CrashLoopBackOff, 12 restarts",
+          "Failed to initialize NVML: Driver/library version mismatch"),
+         "-c nvidia-gpu-device-plugin --previous --tail=50"),
 )}
 
 

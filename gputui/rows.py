@@ -136,9 +136,16 @@ def lifecycle_stage(c) -> str:  # type: ignore[no-untyped-def]
 
 
 def explained_by(report: Report | None) -> dict[ObjectRef, str]:
-    """For each object, the title of the worst finding about it or naming it as affected (built once)."""
+    """For each object, the title of the finding that explains it: a pending pod's root cause
+    (`diagnostics.relations`, what `diagnose pod/X` names), else the worst finding about it or naming it
+    as affected (built once)."""
+    from diagnostics.relations import root_causes
+
     out: dict[ObjectRef, str] = {}
-    for f in report.findings if report is not None else ():
+    if report is None:
+        return out
+    out.update((pod, f.title) for pod, f in root_causes(report).items())
+    for f in report.findings:
         for ref in (f.subject, *f.related):
             out.setdefault(ref, f.title)
     return out

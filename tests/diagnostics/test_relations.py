@@ -181,3 +181,12 @@ def test_a_failure_filtered_out_by_focus_is_never_shown_as_passed() -> None:
     assert "(run `gputui diagnose`)" in text
     assert node_a not in {f.subject for f in focused.findings}
     assert "✓ GT201" not in text and "no problems found" not in text.lower()
+
+
+def test_the_tui_why_column_reads_the_relation() -> None:
+    # Nobody nominated the pod and no check listed it: the WHY cell still names its broken node's finding.
+    from gputui.rows import pending_rows
+
+    report, snap = gke_report()
+    row = next(r for r in pending_rows(snap, report) if r.ref == POD)
+    assert row.cells[-1].startswith(root_cause(report, POD).title[:60])

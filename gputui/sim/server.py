@@ -19,7 +19,7 @@ from aiohttp import web
 
 from gputui.sim import status as st
 from gputui.sim.access import AccessPolicy
-from gputui.sim.faults import Faults, fault_error
+from gputui.sim.faults import Breakage, Faults, fault_error
 from gputui.sim.defaults import pod_defaults
 from gputui.sim.discovery import Discovery
 from gputui.sim.kinds import KINDS, KindInfo, KindRegistry
@@ -27,7 +27,7 @@ from gputui.sim.logs import LogBook
 from gputui.sim.params import flag, int_param
 from gputui.sim.podlogs import serve_log
 from gputui.sim.selectors import SelectorError, parse_field_selector, parse_label_selector
-from gputui.sim.store import Store, join_items, json_patch
+from gputui.sim.store import CONTINUE_TOO_OLD, Store, join_items, json_patch
 from gputui.sim.tables import table_for
 
 log = logging.getLogger(__name__)
@@ -109,6 +109,11 @@ class SimServer:
             injected = self.faults.take_failure(path)
             if injected is not None:
                 raise injected
+            breakage = self.faults.take_breakage(path)
+            if breakage is not None:
+                return await self._broken(request, breakage)
+            if "continue" in request.query and self.faults.take_continue_expiry():
+                raise st.ApiError(410, CONTINUE_TOO_OLD, "Expired")
             return await self._route(request)
         except st.ApiError as err:
             return _error(err)
@@ -117,6 +122,35 @@ class SimServer:
         except Exception as exc:  # noqa: BLE001 - a bug must still answer like an apiserver
             log.exception("simulator error on %s %s", request.method, request.path_qs)
             return _error(fault_error(500, message=f"simulator error: {exc!r}"))
+
+    async def _broken(self, request: web.Request, mode: Breakage) -> web.StreamResponse:
+        """The answer a proxy, a load balancer or a dying apiserver gives instead of a Status."""
+        if mode == "reset":
+            if request.transport is not None:
+                request.transport.abort()
+            return web.Response()  # never sent: aiohttp finds the transport closed (no error logged)
+        if mode == "html":
+            return web.Response(status=200, content_type="text/html",
+                                text="<!DOCTYPE html><html><body><h1>Sign in</h1><form action=/oauth2/start>"
+                                     "</form></body></html>")
+        real = await self._route(request)
+        body = real.body if isinstance(real, web.Response) and isinstance(real.body, bytes) else b"{}"
+        if mode == "malformed":
+            return web.Response(status=200, body=body[: len(body) // 2], content_type=JSON)
+        if mode == "list-for-get":
+            obj = orjson.loads(body)
+            kind = str(obj.get("kind") or "")
+            listed = {"kind": f"{kind}List", "apiVersion": obj.get("apiVersion", "v1"), "metadata": {},
+                      "items": [obj] if kind and not kind.endswith("List") else obj.get("items", [])}
+            return _json(listed)
+        # truncated: the headers promise the whole body, half of it arrives, then the connection closes
+        resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
+        resp.content_length = len(body)
+        await resp.prepare(request)
+        await resp.write(body[: max(1, len(body) // 2)])
+        if request.transport is not None:
+            request.transport.abort()
+        return resp
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         segs = [s for s in request.path.split("/") if s]
@@ -173,7 +207,7 @@ class SimServer:
         return Target(info, namespace, name, sub, watch_path)
 
     def _check(self, t: Target, verb: str) -> None:
-        if self.access.is_forbidden(t.info, verb, t.subresource):
+        if self.access.is_forbidden(t.info, verb, t.subresource, t.namespace):
             raise st.forbidden(t.info, verb, self.access.user, t.namespace, t.name, t.subresource)
 
     async def _dispatch(self, request: web.Request, t: Target) -> web.StreamResponse:

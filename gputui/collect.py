@@ -14,11 +14,11 @@ from datetime import datetime
 from typing import Any
 
 from diagnostics.model import ObjectRef
-from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceStatus, utcnow
+from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState, SourceStatus, utcnow
 from gputui import ingest
 from gputui.collect_pod import PodReads, broken_candidates
-from gputui.kubeapi import Api, ClusterInfo, KubeError, Unauthorized, Unreachable
-from gputui.reads import Merged, freeze, merge, raise_if_unreachable, read
+from gputui.kubeapi import Api, BrokenAnswer, ClusterInfo, KubeError, Unauthorized, Unreachable
+from gputui.reads import Merged, freeze, merge, raise_if_unreachable, read, retrying
 from gputui.resources import RESOURCES
 from gputui.stack_logs import with_stack_logs
 from gputui.store import Store
@@ -52,7 +52,7 @@ def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
     store = Store(clock=now)
     store.cluster = {"context": info.context, "server": info.server}
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        version = pool.submit(api.get, "/version", timeout=10)
+        version = pool.submit(retrying, lambda: api.get("/version", timeout=10))
         found = pool.submit(_get_target, api, target) if target is not None else None
         prom_future = pool.submit(_prometheus, prometheus, api, now) if prometheus is not None else None
         if aws is not None:
@@ -90,6 +90,9 @@ def _require_target(snap: Snapshot, target: ObjectRef) -> None:
     if any(r.ref == target for r in getattr(snap, source)):
         return
     status = snap.status(source)
+    if status.state is SourceState.UNREACHABLE:
+        # Not the user's mistake (exit 2): the API failed or its answers broke, after retries (exit 5).
+        raise Unreachable(f"cannot read {target}: {status.reason()}")
     if not status.state.usable:
         raise TargetNotFound(f"cannot read {target}: {status.reason()}")
     raise _not_found(target)
@@ -106,7 +109,7 @@ def _record_version(store: Store, version: Future[Any]) -> None:
         store.cluster["version"] = answer.get("gitVersion", "") if isinstance(answer, dict) else ""
     except KubeError as exc:
         if isinstance(exc, (Unreachable, Unauthorized)):
-            raise
+            raise  # /version broken after retries too (a login page, not JSON): not a Kubernetes API
         # /version forbidden is unusual but not fatal: the lists will tell.
 
 
@@ -183,18 +186,31 @@ def _get_target(api: Api, target: ObjectRef | None) -> dict[str, Any] | None:
     assert target is not None
     res = RESOURCES[_SOURCE_OF_KIND[target.kind]]
     try:
-        obj = api.get(res.path(target.namespace, target.name))
+        obj = retrying(lambda: api.get(res.path(target.namespace, target.name)))
     except KubeError as exc:
         if exc.status == 404:
             if res.crd and "could not find the requested resource" in exc.message:
                 older = " (or Karpenter is older than v1.0 and serves only v1beta1)" if res.karpenter_v1 else ""
                 raise TargetNotFound(f"{res.qualified} {res.version} is not installed in this cluster{older}") from None
             raise _not_found(target) from None
-        if exc.status == 403 or exc.status == 429 or exc.status >= 500:
-            # Can't read it directly (forbidden, throttled, a proxy's 502): the lists will find it or say why.
+        if exc.status == 403 or exc.status == 429 or exc.status >= 500 or isinstance(exc, BrokenAnswer):
+            # Can't read it directly (forbidden, throttled, a proxy's 502, a broken answer): the lists will
+            # find it or say why.
             return None
         raise
-    return obj if isinstance(obj, dict) else None
+    if not _is_the_object(obj, res.kind, target):
+        return None  # a List, a Status or another object where this one was asked for: not the target
+    return obj  # type: ignore[no-any-return]
+
+
+def _is_the_object(obj: Any, kind: str, target: ObjectRef) -> bool:
+    """A GET answer is the target only if it says so: its kind and name (a proxy that answers a GET of
+    one pod with a PodList must not have that list's first item judged as the pod)."""
+    if not isinstance(obj, dict) or obj.get("kind") not in (None, kind):
+        return False
+    md = obj.get("metadata")
+    return isinstance(md, dict) and md.get("name") == target.name and (
+        target.namespace is None or md.get("namespace") in (None, target.namespace))
 
 
 def snapshot_from_objects(objects: dict[str, list[dict[str, Any]]], *, taken_at: datetime,

@@ -6,6 +6,7 @@ than orjson on dicts (see README, performance), and gputui needs control of watc
 
 from __future__ import annotations
 
+import http.client
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -36,6 +37,12 @@ class KubeError(Exception):
 class Unreachable(KubeError):
     def __init__(self, message: str) -> None:
         super().__init__(0, "Unreachable", message)
+
+
+class BrokenAnswer(Unreachable):
+    """The server (or a proxy in front of it) answered, but the answer broke: the connection was reset,
+    the body ended early (IncompleteRead), or it is not the JSON asked for (an HTML page, a cut body,
+    the wrong kind). Passing more often than not: idempotent reads try again before giving up."""
 
 
 class Unauthorized(KubeError):
@@ -178,6 +185,8 @@ class Api:
             resp = self.client.call_api(method, url, header_params=hdrs, body=_body,
                                         _request_timeout=timeout or self.timeout)
         except urllib3.exceptions.HTTPError as exc:
+            if _broken_off(exc):
+                raise BrokenAnswer(f"{self.client.configuration.host}: {_broken_reason(exc)}") from None
             raise Unreachable(f"{self.client.configuration.host}: {reason_of(exc)}") from None
         except OSError as exc:
             raise Unreachable(f"{self.client.configuration.host}: {_first_line(exc)}") from None
@@ -191,16 +200,27 @@ class Api:
     def get(self, path: str, query: list[tuple[str, Any]] | None = None, timeout: float | None = None) -> Any:
         raw = self._request("GET", path, query, timeout=timeout)
         try:
-            return _json(raw.read(), self.client.configuration.host, raw.headers.get("Content-Type"))
+            return _json(self._body(raw, path), self.client.configuration.host, raw.headers.get("Content-Type"))
         finally:
             raw.release_conn()
 
     def get_bytes(self, path: str, query: list[tuple[str, Any]] | None = None, timeout: float | None = None) -> bytes:
         raw = self._request("GET", path, query, timeout=timeout, accept="*/*")
         try:
-            return bytes(raw.read())
+            data = self._body(raw, path)
+            content_type = raw.headers.get("Content-Type") or ""
+            if "html" in content_type:
+                raise BrokenAnswer(f"{path}: answered {content_type}, not JSON (a proxy's login or error page?)")
+            return data
         finally:
             raw.release_conn()
+
+    def _body(self, raw: urllib3.BaseHTTPResponse, path: str) -> bytes:
+        """The whole body, or BrokenAnswer when the connection drops before it is all there."""
+        try:
+            return bytes(raw.read())
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise BrokenAnswer(f"{path}: {_broken_reason(exc)}") from None
 
     def post(self, path: str, body: Any) -> Any:
         raw = self._request("POST", path, body=body)
@@ -245,12 +265,42 @@ class Api:
             raw.close()
 
 
+def _broken_off(exc: BaseException) -> bool:
+    """A connection the server closed or reset mid-request (not one that could not be opened)."""
+    inner = innermost(exc)
+    return isinstance(exc, urllib3.exceptions.ProtocolError) or isinstance(
+        inner, (ConnectionResetError, ConnectionAbortedError, http.client.RemoteDisconnected,
+                http.client.IncompleteRead, urllib3.exceptions.ProtocolError))
+
+
+def _broken_reason(exc: BaseException) -> str:
+    """What broke, in words (urllib3 nests the cause in tuples: `('Connection aborted.', RemoteDisconnected(...))`)."""
+    seen: list[BaseException] = [exc]
+    while len(seen) < 8:
+        cur = seen[-1]
+        nxt = getattr(cur, "reason", None)
+        if not isinstance(nxt, BaseException):
+            nxt = next((a for a in cur.args if isinstance(a, BaseException)), None)
+        if nxt is None:
+            break
+        seen.append(nxt)
+    for e in reversed(seen):
+        if isinstance(e, http.client.IncompleteRead):
+            return (f"the answer broke off after {len(e.partial)} bytes"
+                    + (f" ({e.expected} more expected)" if e.expected else ""))
+        if isinstance(e, http.client.RemoteDisconnected):
+            return "the server closed the connection without an answer"
+        if isinstance(e, (ConnectionResetError, ConnectionAbortedError)):
+            return "the connection was reset"
+    return f"the answer broke off ({reason_of(exc)})"
+
+
 def _json(data: bytes, host: str, content_type: str | None) -> Any:
     """A 200 that is not JSON (an auth proxy's login page, a wrong server URL) is not a Kubernetes API."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        raise Unreachable(f"{host}: answered {content_type or 'a body'} that is not JSON: not a Kubernetes API "
+        raise BrokenAnswer(f"{host}: answered {content_type or 'a body'} that is not JSON: not a Kubernetes API "
                           "server (a login page of an auth proxy? check the kubeconfig server URL)") from None
 
 

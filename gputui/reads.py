@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from diagnostics.model import ObjectRef
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState, SourceStatus
-from gputui.kubeapi import Api, KubeError, Unreachable
+from gputui.kubeapi import Api, BrokenAnswer, KubeError, Unreachable
 from gputui.resources import RESOURCES
 from gputui.sources.kube import list_objects, status_for_error
 from gputui.store import Key, Store, key_of
 
 Merged = dict[str, dict[Key, Any]]
 Result = tuple[str, list[Any] | None, SourceStatus | None]
+T = TypeVar("T")
 
 
 RETRY_WAITS = (0.5, 1.5)
-"""Pauses before retrying a list the API server throttled (429) or a proxy failed (502/503/504)."""
+"""Pauses before retrying a read the API server throttled (429) or failed (5xx), or whose answer broke
+(a reset, a truncated body, not JSON): three tries, at most ~2 s of waiting (or Retry-After up to 5 s)."""
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _MAX_RETRY_AFTER = 5.0
 """A longer Retry-After is not waited for: a one-shot answers now, with the source marked."""
 
@@ -28,22 +31,38 @@ def read(api: Api, source: str, namespace: str | None = None, field: str | None 
          label: str | None = None) -> Result:
     """One (paged) list as records, or the status its failure means; never raises KubeError."""
     res = RESOURCES[source]
+    try:
+        recs, _rv = retrying(lambda: list_objects(api, res, namespace=namespace, field_selector=field,
+                                                  label_selector=label))
+    except KubeError as exc:
+        return source, None, status_for_error(res, exc)
+    return source, recs, None
+
+
+def retrying(fn: Callable[[], T]) -> T:
+    """`fn()` (an idempotent GET), tried again after a passing failure; the last KubeError is raised."""
     attempt = 0
     while True:
         try:
-            recs, _rv = list_objects(api, res, namespace=namespace, field_selector=field, label_selector=label)
-            return source, recs, None
+            return fn()
         except KubeError as exc:
             wait = _retry_wait(exc, attempt)
             if wait is None:
-                return source, None, status_for_error(res, exc)
+                raise
             time.sleep(wait)
             attempt += 1
 
 
 def _retry_wait(exc: KubeError, attempt: int) -> float | None:
-    """How long to wait before trying a passing failure again (429, a proxy's 502-504), or None to give up."""
-    if exc.status not in (429, 502, 503, 504) or isinstance(exc, Unreachable) or attempt >= len(RETRY_WAITS):
+    """How long to wait before trying a passing failure again (429, 5xx, a broken answer), or None to give up.
+
+    A server that cannot be reached at all (refused, no route) is not retried: a one-shot says so now.
+    """
+    if attempt >= len(RETRY_WAITS):
+        return None
+    if isinstance(exc, Unreachable):
+        return RETRY_WAITS[attempt] if isinstance(exc, BrokenAnswer) else None
+    if exc.status not in RETRY_STATUSES:
         return None
     wait = exc.retry_after if exc.retry_after is not None else RETRY_WAITS[attempt]
     return wait if wait <= _MAX_RETRY_AFTER else None

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from gputui.sim.access import DEFAULT_USER, AccessPolicy
 from gputui.sim.debugpods import DebugPods
-from gputui.sim.faults import Faults
+from gputui.sim.faults import Breakage, Faults
 from gputui.sim.kinds import KINDS, KindInfo
 from gputui.sim.kubeconfig import DEFAULT_TOKEN, write_kubeconfig
 from gputui.sim.logs import LogBook
@@ -334,6 +334,14 @@ class SimCluster:
 
     def throttle(self, n: int, retry_after: int = 1, *, path_contains: str | None = None) -> None:
         self.faults.throttle(n, retry_after, path_contains=path_contains)
+
+    def break_answers(self, n: int, mode: Breakage, *, path_contains: str | None = None) -> None:
+        """Broken answers instead of Statuses (reset, truncated, html, malformed, list-for-get)."""
+        self.faults.break_answers(n, mode, path_contains=path_contains)
+
+    def expire_continue(self, n: int = 1) -> None:
+        """The next `n` paged-list requests with a `continue` token answer 410 Expired."""
+        self.faults.expire_continue(n)
 
     def set_latency(self, seconds: float, *, path_contains: str | None = None) -> None:
         self.faults.set_latency(seconds, path_contains=path_contains)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Literal
 
 from gputui.sim.status import ApiError
 
@@ -17,6 +18,21 @@ _MESSAGES = {
     503: ("The server is currently unable to handle the request", "ServiceUnavailable"),
     504: ("Timeout: request did not complete within requested timeout - context deadline exceeded", "Timeout"),
 }
+
+
+Breakage = Literal["reset", "truncated", "html", "malformed", "list-for-get"]
+"""Broken answers (not error Statuses) a client meets behind proxies and load balancers:
+`reset` closes the connection before any answer; `truncated` sends the headers and half the body,
+then closes (urllib3's IncompleteRead); `html` is a 200 text/html login page; `malformed` is a 200
+application/json body cut in half (complete HTTP, invalid JSON); `list-for-get` answers a GET of one
+object with a List holding it."""
+
+
+@dataclass
+class _Breakage:
+    remaining: int
+    mode: Breakage
+    path_contains: str | None
 
 
 @dataclass
@@ -50,13 +66,27 @@ class Faults:
         self._latency = 0.0
         self._latency_path: str | None = None
         self._expire_next: set[str] = set()
+        self._breakages: list[_Breakage] = []
+        self._expire_continue = 0
         self.hits: dict[int, int] = {}  # status -> how many injected answers were sent
+        self.broken: dict[str, int] = {}  # breakage mode -> how many broken answers were sent
 
     def fail_requests(self, n: int, status: int = 500, *, path_contains: str | None = None,
                       retry_after: int | None = None, message: str | None = None) -> None:
         """Answer the next `n` requests (whose path contains `path_contains`) with `status`."""
         with self._lock:
             self._failures.append(_Failure(n, status, path_contains, retry_after, message))
+
+    def break_answers(self, n: int, mode: Breakage, *, path_contains: str | None = None) -> None:
+        """Break the next `n` answers (to requests whose path contains `path_contains`) as `mode` says."""
+        with self._lock:
+            self._breakages.append(_Breakage(n, mode, path_contains))
+
+    def expire_continue(self, n: int = 1) -> None:
+        """The next `n` list requests carrying a `continue` token answer 410 Expired, as an apiserver
+        does once etcd compacted the revision the token was issued at."""
+        with self._lock:
+            self._expire_continue += n
 
     def throttle(self, n: int, retry_after: int = 1, *, path_contains: str | None = None) -> None:
         """Answer the next `n` requests with 429 TooManyRequests and `Retry-After`."""
@@ -79,6 +109,8 @@ class Faults:
             self._latency = 0.0
             self._latency_path = None
             self._expire_next.clear()
+            self._breakages.clear()
+            self._expire_continue = 0
 
     # ---- consulted by the server ---------------------------------------------------------------
 
@@ -101,6 +133,23 @@ class Faults:
             self._failures = [f for f in self._failures if f.remaining > 0]
         return fault_error(chosen.status, chosen.retry_after, chosen.message)
 
+    def take_breakage(self, path: str) -> Breakage | None:
+        with self._lock:
+            for b in self._breakages:
+                if b.remaining > 0 and (b.path_contains is None or b.path_contains in path):
+                    b.remaining -= 1
+                    self.broken[b.mode] = self.broken.get(b.mode, 0) + 1
+                    self._breakages = [x for x in self._breakages if x.remaining > 0]
+                    return b.mode
+        return None
+
+    def take_continue_expiry(self) -> bool:
+        with self._lock:
+            if self._expire_continue > 0:
+                self._expire_continue -= 1
+                return True
+        return False
+
     def take_expire(self, kind: str) -> bool:
         with self._lock:
             if kind in self._expire_next:
@@ -110,4 +159,4 @@ class Faults:
 
     def pending_failures(self) -> int:
         with self._lock:
-            return sum(f.remaining for f in self._failures)
+            return sum(f.remaining for f in self._failures) + sum(b.remaining for b in self._breakages)

@@ -221,7 +221,7 @@ def decode_continue(token: str, namespaced: bool) -> tuple[int, Key]:
     return rv, ("", start)
 
 
-_CONTINUE_TOO_OLD = (
+CONTINUE_TOO_OLD = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
     "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
     "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
@@ -355,7 +355,7 @@ class Store:
         if continue_token:
             rv, after = decode_continue(continue_token, info.namespaced)
             if rv < self.compacted_rv:
-                raise st.ApiError(410, _CONTINUE_TOO_OLD, "Expired")
+                raise st.ApiError(410, CONTINUE_TOO_OLD, "Expired")
         items: list[bytes] = []
         last: Key | None = None
         more = False

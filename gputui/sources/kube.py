@@ -18,7 +18,7 @@ import orjson
 
 from diagnostics.snapshot import SourceState, SourceStatus
 from gputui import ingest, shapes
-from gputui.kubeapi import Api, KubeError, Unreachable
+from gputui.kubeapi import Api, BrokenAnswer, KubeError, Unreachable
 from gputui.resources import RESOURCES, Resource
 from gputui.store import Store
 
@@ -53,6 +53,27 @@ class StreamBroken(Exception):
     def __init__(self, rv: str) -> None:
         super().__init__(rv)
         self.rv = rv
+
+
+class ContinueExpired(KubeError):
+    """410 on a paged list's `continue`: etcd compacted the revision the list started at. The list
+    starts again from the first page (client-go's pager does the same), never stitches two versions."""
+
+
+def _decode_page(decode: shapes.Decode, raw: bytes, path: str, kind: str) -> dict[str, Any]:
+    """A list page, or BrokenAnswer: not JSON (an HTML page, a body cut short), or not a list at all."""
+    try:
+        with gc_paused():
+            body = decode(raw)
+    except (ValueError, TypeError) as exc:  # orjson.JSONDecodeError and msgspec errors are ValueErrors
+        what = "an HTML page (a proxy's login or error page?)" if raw.lstrip()[:1] == b"<" else (
+            f"not valid JSON ({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})")
+        raise BrokenAnswer(f"{path}: the answer is {what}") from None
+    if not isinstance(body, dict) or not isinstance(body.get("items") or [], list) or (
+            body.get("kind") and body.get("kind") != f"{kind}List"):
+        got = body.get("kind") if isinstance(body, dict) else type(body).__name__
+        raise BrokenAnswer(f"{path}: the answer is not a {kind}List (got {str(got)[:60]})")
+    return body
 
 
 def forbidden_detail(res: Resource, verb: str = "list") -> str:
@@ -116,8 +137,7 @@ def iter_pages(api: Api, res: Resource, *, namespace: str | None = None, field_s
 
     raw = api.get_bytes(path, query(None), timeout=timeout)
     while True:
-        with gc_paused():
-            body = decode(raw)
+        body = _decode_page(decode, raw, path, res.kind)
         del raw
         meta = body.get("metadata") or {}
         cont = meta.get("continue")
@@ -125,23 +145,39 @@ def iter_pages(api: Api, res: Resource, *, namespace: str | None = None, field_s
         yield [o for o in body.get("items") or [] if isinstance(o, dict)], meta
         if ahead is None:
             return
-        raw = ahead.result()
+        try:
+            raw = ahead.result()
+        except KubeError as exc:
+            if exc.status == 410:
+                raise ContinueExpired(410, exc.reason, exc.message) from None
+            raise
 
 
 def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field_selector: str | None = None,
                  label_selector: str | None = None, page_size: int = 500,
                  timeout: float = 30.0) -> tuple[list[Any], str]:
-    """All records of a resource (paged), and the list's resourceVersion to watch from."""
-    records: list[Any] = []
-    rv = ""
+    """All records of a resource (paged), and the list's resourceVersion to watch from.
+
+    A 410 on a later page's `continue` starts the list over (twice at most): the pages of one list
+    must come from one resourceVersion.
+    """
     build = ingest.RECORD_BUILDERS[res.source]
-    for items, meta in iter_pages(api, res, namespace=namespace, field_selector=field_selector,
-                                  label_selector=label_selector, page_size=page_size, timeout=timeout,
-                                  decode=shapes.list_decoder(res.source)):
-        with gc_paused():
-            records.extend(build(o) for o in items)
-        rv = meta.get("resourceVersion") or rv
-    return records, rv
+    for attempt in range(3):
+        records: list[Any] = []
+        rv = ""
+        try:
+            for items, meta in iter_pages(api, res, namespace=namespace, field_selector=field_selector,
+                                          label_selector=label_selector, page_size=page_size, timeout=timeout,
+                                          decode=shapes.list_decoder(res.source)):
+                with gc_paused():
+                    records.extend(build(o) for o in items)
+                rv = meta.get("resourceVersion") or rv
+        except ContinueExpired:
+            if attempt == 2:
+                raise
+            continue
+        return records, rv
+    raise AssertionError("unreachable")
 
 
 class Informer:
@@ -149,9 +185,14 @@ class Informer:
 
     def __init__(self, api: Api, source: str, store: Store, *, watch_timeout: int = 55,
                  page_size: int = 500, max_backoff: float = 10.0,
-                 on_event: Callable[[str], None] | None = None) -> None:
+                 on_event: Callable[[str], None] | None = None, fallback_namespace: str | None = None) -> None:
         self.api = api
         self.res = RESOURCES[source]
+        self.fallback_namespace = fallback_namespace if self.res.namespaced else None
+        """A namespace-limited user (`-n NS`): when the cluster-wide list is forbidden, list and watch
+        this namespace instead (what kubectl -n does), and say so in the source's status."""
+        self.namespace: str | None = None
+        """The namespace listed and watched; None: cluster-wide."""
         self.store = store
         self.watch_timeout = watch_timeout
         self.page_size = page_size
@@ -192,7 +233,13 @@ class Informer:
                 self.reconnects += 1
                 self.stop_event.wait(random.random() * 0.1)
             except KubeError as exc:
+                if exc.status == 403 and self.fallback_namespace and self.namespace is None:
+                    self.namespace = self.fallback_namespace  # forbidden cluster-wide: read what -n allows
+                    rv = ""
+                    continue
                 st = status_for_error(self.res, exc, "watch" if rv else "list")
+                if self.namespace and st.state is SourceState.FORBIDDEN:
+                    st = SourceStatus(st.name, st.state, f"{st.detail} in namespace {self.namespace}")
                 self.store.set_status(st)
                 failures += 1
                 self.reconnects += 1
@@ -219,8 +266,9 @@ class Informer:
         as long as the watch runs and keep every record the watch replaces alive (at 60k pods, a
         burst touching a third of them grew the heap by ~70 MB).
         """
-        records, rv = list_objects(self.api, self.res, page_size=self.page_size)
-        self.store.replace(self.res.source, records)
+        records, rv = list_objects(self.api, self.res, namespace=self.namespace, page_size=self.page_size)
+        scope = f"namespace {self.namespace} only (cluster-wide list forbidden)" if self.namespace else ""
+        self.store.replace(self.res.source, records, scope=scope)
         self.relists += 1
         return rv
 
@@ -236,7 +284,7 @@ class Informer:
             self.store.touch(self.res.source, recovered=True)
 
         try:
-            for line in self.api.stream(self.res.path(), query, read_timeout=self.watch_timeout + 15,
+            for line in self.api.stream(self.res.path(self.namespace), query, read_timeout=self.watch_timeout + 15,
                                         on_open=on_open):
                 if self.stop_event.is_set():
                     break

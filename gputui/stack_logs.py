@@ -37,13 +37,19 @@ def with_stack_logs(api: Any, snap: Snapshot, workers: int = 4) -> Snapshot:
                                         ("limitBytes", LIMIT_BYTES)]
         if previous:
             query.append(("previous", "true"))
-        try:
-            data = api.get_bytes(f"{RESOURCES['pods'].path(ns, pod)}/log", query, timeout=10)
-        except Unreachable:
-            return f"{ns}/{pod}/{container}", None
-        except KubeError:
-            return f"{ns}/{pod}/{container}", None  # forbidden (pods/log) or gone: the kubelet's message remains
-        return f"{ns}/{pod}/{container}", data.decode("utf-8", "replace")
+        path = f"{RESOURCES['pods'].path(ns, pod)}/log"
+        # A crash-looping container's current log is its last run's on most kubelets; ask for the previous run
+        # first and fall back to the current one.
+        for q in ([query, query[:-1]] if previous else [query]):
+            try:
+                text = api.get_bytes(path, q, timeout=10).decode("utf-8", "replace")
+                if text.strip():
+                    return f"{ns}/{pod}/{container}", text
+            except Unreachable:
+                break
+            except KubeError:
+                continue  # forbidden (pods/log), gone, or no previous run: the kubelet's message remains
+        return f"{ns}/{pod}/{container}", None
 
     with ThreadPoolExecutor(max_workers=min(workers, len(wanted))) as pool:
         got = {k: v for k, v in pool.map(fetch, wanted) if v}

@@ -80,16 +80,25 @@ def render(report: Mapping[str, Any], manifest: Mapping[str, Any], *, filename: 
       + (f", server {_code(ctx['server'])}" if ctx.get("server") else
          (f", server {_code(ctx['server_sha256'][:19] + '…')} (hashed)" if ctx.get("server_sha256") else "")))
     w(f"- **Taken at:** {report.get('taken_at', '?')} (gputui {manifest.get('gputui_version', '?')})")
+    summary: Mapping[str, Any] = report.get("summary") or {}
+    clear = report.get("verdict", "no problems found") == "no problems found"  # schema 1 reports had no verdict
+    if summary.get("headline"):
+        w(f"- **Verdict:** {_value(summary['headline'], 500)}")
     w(f"- **Result:** worst **{str(report.get('worst', 'ok')).upper()}**"
       + (f" — {len(findings)} finding{'s' if len(findings) != 1 else ''} ({tally})" if findings else
-         " — no problems found"))
+         (" — no problems found" if clear else f" — {_value(report.get('verdict'), 80)}")))
+    for seen in summary.get("cannot_see") or ():
+        w(f"- **Could not see:** {_value(seen, 500)}")
     w(f"- **Bundle:** `{filename}` — reopen with `gputui diagnose --bundle {filename}` "
       f"or browse with `gputui --bundle {filename}`")
     w("")
     w("## What is wrong")
     w("")
-    if not findings:
+    if not findings and clear:
         w("No check found a problem. The checklist below says what was examined and what was skipped.")
+    elif not findings:
+        w("No check found a problem where it could look; this is not an all-clear (see what could not be seen "
+          "above, and the checklist below).")
     for i, f in enumerate(findings, start=1):
         w(f"{i}. **{f['severity'].upper()}** [{f['code']} {f['check']}] {_code(f['subject'])}: "
           f"{_value(f['title'], 500)}")

@@ -13,6 +13,7 @@ from diagnostics.pod_events import PodScheduling, event_evidence, events_note
 from diagnostics.pod_fit import NodeFit, PodFit, PoolFit, accel_text
 from diagnostics.records import Pod, Taint
 from diagnostics.registry import check
+from diagnostics.relations import pods_read_on
 from diagnostics.snapshot import Snapshot
 from diagnostics.workloads import (
     Workload,
@@ -124,8 +125,12 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
         ev.append(Evidence.field(p.pool.ref, "spec.template.spec.taints", [str(t) for r in p.reasons for t in r.taints],
                                  note="the only obstacle: otherwise this NodePool can launch a node for the pod"))
     for n in g.nodes[:3]:
-        ev.append(Evidence.field(n.node.ref, "spec.taints", [str(t) for r in n.reasons for t in r.taints],
-                                 note=f"{n.node.instance_type or 'GPU node'} has free {accel_text(pod.requests)}"))
+        kind = n.node.instance_type or "GPU node"
+        # Free only if every pod on it was read (`diagnose pod/X` reads few nodes' pods): never claim it blindly.
+        free = (f"{kind} has free {accel_text(pod.requests)}" if pods_read_on(snap, n.node.name) else
+                f"{kind} advertises {accel_text(n.node.allocatable)}; its pods were not read, so how much is free "
+                "is not known")
+        ev.append(Evidence.field(n.node.ref, "spec.taints", [str(t) for r in n.reasons for t in r.taints], note=free))
     own = template_tolerations(pod)
     shown = [toleration_str(t) for t in pod.tolerations
              if any(o.get("key", "") == t.key and o.get("effect", "") == t.effect for o in own)]

@@ -235,3 +235,20 @@ def test_a_pod_pinned_to_another_node_by_match_fields_is_not_told_to_tolerate_th
     node = _gpu_node("{key: dedicated, value: ml, effect: NoSchedule}")
     result = _run(node, pinned, sources={"nodepools": SourceState.ABSENT})
     assert not any("dedicated=ml" in f.title for f in result.findings), [f.title for f in result.findings]
+
+
+def test_a_node_whose_pods_were_not_read_is_not_said_to_be_free() -> None:
+    # `diagnose pod/X` reads the pods of few nodes: a node whose pods were not read may be full, so the evidence
+    # says what it advertises, never "has free" (it said so for full nodes).
+    from dataclasses import replace
+
+    from diagnostics.snapshot import SourceStatus
+
+    mig_pod = pod("infer-0", resource="nvidia.com/mig-1g.5gb", owner="StatefulSet/infer")
+    snap = snapshot(MIG_NODE, mig_pod, sources={"nodepools": SourceState.ABSENT})
+    whole = next(e for e in run(snap, only=CHECK).findings[0].evidence if e.path == "spec.taints")
+    assert "has free nvidia.com/mig-1g.5gb: 1" in whole.note
+    scoped = replace(snap, sources={**snap.sources, "pods": SourceStatus("pods", SourceState.OK, partial=True)},
+                     pods_read_on=frozenset())
+    node_ev = next(e for e in run(scoped, only=CHECK).findings[0].evidence if e.path == "spec.taints")
+    assert "has free" not in node_ev.note and "its pods were not read" in node_ev.note

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from diagnostics.disruption import (
     DO_NOT_DISRUPT,
@@ -39,6 +39,8 @@ _INTERRUPTION = ("SpotInterrupted", "InstanceStopping", "InstanceTerminating",
 _DISRUPTING = re.compile(r"(?:Disrupting (?:Node|NodeClaim)|Launching NodeClaim): (\w+)")
 _DELETED_BY = re.compile(r"All pods will be deleted by (\S+)")
 _AMI_VERSION = re.compile(r"-(v\d{8})$")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+"""Where events without a timestamp sort (first: the oldest)."""
 
 
 @check(code="GT503", slug="gpu-workload-disruption", title="GPU jobs are safe from Karpenter disruption",
@@ -136,7 +138,7 @@ def _facts(snap: Snapshot, node: Node, claim: NodeClaim | None, pool: NodePool |
         events += idx.events("NodeClaim", claim.name)
     wanted = tuple(sorted((e for e in events if e.reason in _INTERRUPTION or e.reason in (
         "DisruptionTerminating", "DisruptionLaunching", "TerminationGracePeriodExpiring")),
-        key=lambda e: e.last_seen or e.first_seen or datetime.min.replace(tzinfo=snap.taken_at.tzinfo)))
+        key=lambda e: e.last_seen or e.first_seen or _EPOCH))
     deleting = node.meta.deleting or (claim.meta.deleting if claim is not None else None)
     deadline = _timestamp((claim.meta.annotations if claim else {}).get(TERMINATION_TIMESTAMP)
                           or node.meta.annotations.get(TERMINATION_TIMESTAMP))

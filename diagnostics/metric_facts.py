@@ -44,14 +44,18 @@ FAILURE_WINDOW = "15m"
 REPAIR_WINDOW = "6h"
 """Node repair loops: replacements as unhealthy counted over this window (node_remediation_loop)."""
 PCIE_WINDOW = "15m"
+RMA_WINDOW = "7d"
+"""gpu-rma-candidate looks this far back for a GPU's repeated failures (a week: across reboots and replacements)."""
+RMA_STEP = "5m"
+"""Resolution of its Xid history: an Xid is a new occurrence when the gauge changed within this step."""
 
 
 def in_words(window: str) -> str:
-    """'1h' -> 'hour', '15m' -> '15 minutes': titles read "in the last hour"."""
-    m = re.fullmatch(r"(\d+)([mh])", window)
+    """'1h' -> 'hour', '15m' -> '15 minutes', '7d' -> '7 days': titles read "in the last hour"."""
+    m = re.fullmatch(r"(\d+)([mhd])", window)
     if not m:
         return window
-    n, unit = int(m.group(1)), {"m": "minute", "h": "hour"}[m.group(2)]
+    n, unit = int(m.group(1)), {"m": "minute", "h": "hour", "d": "day"}[m.group(2)]
     return unit if n == 1 else f"{n} {unit}s"
 
 
@@ -65,6 +69,9 @@ _KARPENTER_COUNTERS = ("karpenter_nodeclaims_disrupted_total", "karpenter_nodecl
                        "karpenter_cloudprovider_instance_launch_failures_total",
                        "karpenter_nodeclaims_unhealthy_disrupted_total")
 _KARPENTER_WITNESS = '{__name__=~"karpenter_build_info|karpenter_nodepools?_usage"}'
+
+
+_XID_EDGE = f'count_values without() ("xid", {XID} > 0 unless ({XID} offset {RMA_STEP} == {XID}))'
 
 
 def _new_or_increased(metric: str, selector: str, window: str) -> str:
@@ -105,6 +112,16 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "uncorrectable_remapped_rows": (f"max_over_time({UNCORRECTABLE_REMAPPED_ROWS}[10m]) > 0",),
     "pcie_replay_rate": (f"rate({PCIE_REPLAY}[{PCIE_WINDOW}])",),
     "gpu_temp": (f"avg_over_time({GPU_TEMP}[5m])",),
+    # A GPU's Xid history over a week, one series per GPU and Xid code (count_values turns the gauge's
+    # value into an `xid` label). An occurrence is a rising edge: the gauge reads an Xid it did not read
+    # one step earlier (after a reboot the exporter starts again at 0, so a recurring Xid is seen again).
+    "rma_xid_events": (f"count_over_time(({_XID_EDGE})[{RMA_WINDOW}:{RMA_STEP}])",),
+    "rma_xid_first": (f"min_over_time(timestamp({_XID_EDGE})[{RMA_WINDOW}:{RMA_STEP}])",),
+    "rma_xid_last": (f"max_over_time(timestamp({_XID_EDGE})[{RMA_WINDOW}:{RMA_STEP}])",),
+    "rma_remap_failure": (f"max_over_time({ROW_REMAP_FAILURE}[{RMA_WINDOW}]) > 0",),
+    # Uncorrectable remapped rows that grew more than once in the week: the memory keeps failing.
+    "rma_remapped_rows": (f"changes({UNCORRECTABLE_REMAPPED_ROWS}[{RMA_WINDOW}]) > 1 "
+                          f"and max_over_time({UNCORRECTABLE_REMAPPED_ROWS}[{RMA_WINDOW}]) > 0",),
     # Both Karpenter generations: karpenter_nodepool_usage (older) and karpenter_nodepools_usage.
     "nodepool_usage": (f'{{__name__=~"karpenter_nodepools?_usage", resource_type=~"{_ACCELERATOR_TYPES}"}}',),
     "nodepool_limit": (f'{{__name__=~"karpenter_nodepools?_limit", resource_type=~"{_ACCELERATOR_TYPES}"}}',),
@@ -133,7 +150,9 @@ NEEDS: dict[str, str] = {
     "gpu_util": GPU_UTIL, "xid_changed": XID, "xid_new": XID, "xid_max": XID, "xid_last": XID,
     "xid_count": XID_COUNT, "ecc_dbe": ECC_DBE, "ecc_dbe_new": ECC_DBE, "row_remap_failure": ROW_REMAP_FAILURE,
     "uncorrectable_remapped_rows": UNCORRECTABLE_REMAPPED_ROWS, "pcie_replay_rate": PCIE_REPLAY,
-    "gpu_temp": GPU_TEMP, "nodepool_usage": NODEPOOL_USAGE, "nodepool_limit": NODEPOOL_LIMIT,
+    "gpu_temp": GPU_TEMP, "rma_xid_events": XID, "rma_xid_first": XID, "rma_xid_last": XID,
+    "rma_remap_failure": ROW_REMAP_FAILURE, "rma_remapped_rows": UNCORRECTABLE_REMAPPED_ROWS,
+    "nodepool_usage": NODEPOOL_USAGE, "nodepool_limit": NODEPOOL_LIMIT,
     "nodeclaim_failures": KARPENTER, "launch_failures": KARPENTER, "unhealthy_repairs": KARPENTER,
 }
 """Purpose -> the metric it reads: the source skips a purpose whose metric is absent."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from gputui.sources.prometheus_local import OpenMetrics
+from tests.prometheus.week import week
 
 STEP = 60
 SPAN = 2 * 3600 + 600
@@ -298,4 +299,5 @@ def empty(now: float) -> str:
     return h.text()
 
 
-DATASETS: dict[str, Callable[[float], str]] = {"fleet": fleet, "quiet": quiet, "legacy": legacy, "empty": empty}
+DATASETS: dict[str, Callable[[float], str]] = {"fleet": fleet, "quiet": quiet, "legacy": legacy, "empty": empty,
+                                               "week": week}

@@ -11,7 +11,8 @@ import pytest
 from gputui.reliability.optional_sources import OptionalCase, optional_source_matrix
 
 PROMETHEUS_CHECKS = {"nodepool-near-gpu-limit", "gpu-idle", "karpenter-provisioning-failures", "gpu-xid-errors",
-                     "gpu-ecc-errors", "gpu-row-remap-failure", "gpu-pcie-replays", "gpu-temperature"}
+                     "gpu-ecc-errors", "gpu-row-remap-failure", "gpu-pcie-replays", "gpu-temperature",
+                     "gpu-rma-candidate"}
 
 
 @pytest.fixture(scope="module")

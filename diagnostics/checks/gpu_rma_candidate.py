@@ -1,0 +1,187 @@
+"""GPUs that keep failing over a week of DCGM metrics: hardware Xids that come back, memory that cannot be repaired."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from diagnostics.gpu_findings import drain_commands, node_context, replace_commands
+from diagnostics.metric_facts import (
+    RMA_WINDOW,
+    ROW_REMAP_FAILURE,
+    UNCORRECTABLE_REMAPPED_ROWS,
+    XID,
+    GpuLabels,
+    MetricFacts,
+    NodeResolver,
+    Sample,
+    absence_evidence,
+    facts_for,
+    in_words,
+    metric_evidence,
+    usable,
+)
+from diagnostics.model import Evidence, Finding, Remediation, Severity
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot
+from diagnostics.xid import lookup
+
+RMA_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120})
+"""Xids that point at the GPU's hardware (memory, bus, NVLink, GSP firmware), not at the job."""
+MIN_EVENTS = 2
+"""Occurrences of such Xids on one GPU before it is a candidate..."""
+MIN_SPREAD_S = 86400
+"""...at least a day apart (a burst within one incident is one failure), or under two node names."""
+
+
+@dataclass
+class _Gpu:
+    """One physical GPU's week: keyed by UUID when exported, so a GPU that moved to a new node stays one."""
+
+    labels: GpuLabels
+    latest: float = 0.0
+    xids: dict[int, list[float]] = field(default_factory=dict)
+    """Xid -> [occurrences, first, last] (unix seconds)."""
+    hosts: set[str] = field(default_factory=set)
+    samples: list[Sample] = field(default_factory=list)
+    remap_failure: Sample | None = None
+    rows: Sample | None = None
+
+    def reasons(self) -> list[str]:
+        out = []
+        for code, (n, first, last) in sorted(self.xids.items()):
+            if code in RMA_XIDS and n >= MIN_EVENTS and (last - first >= MIN_SPREAD_S or len(self.hosts) > 1):
+                where = f" on {len(self.hosts)} nodes" if len(self.hosts) > 1 else ""
+                out.append(f"Xid {code} ({lookup(code).meaning}) {int(n)} times over {_days(last - first)}{where}")
+        if self.remap_failure is not None:
+            out.append("row remapping failed (its memory can no longer be repaired)")
+        if self.rows is not None:
+            out.append(f"uncorrectable remapped rows grew {int(self.rows.value)} times")
+        return out
+
+
+def _days(seconds: float) -> str:
+    days = seconds / 86400
+    return f"{days:.0f} days" if days >= 1.5 else "1 day" if days >= 1 else f"{seconds / 3600:.0f} hours"
+
+
+def _date(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _key(labels: GpuLabels) -> tuple[str, ...]:
+    return (labels.uuid, labels.mig) if labels.uuid else (labels.host, labels.index, labels.mig)
+
+
+def _gpus(facts: MetricFacts) -> dict[tuple[str, ...], _Gpu]:
+    gpus: dict[tuple[str, ...], _Gpu] = {}
+
+    def gpu(s: Sample) -> _Gpu:
+        labels = GpuLabels.of(s.labels)
+        return gpus.setdefault(_key(labels), _Gpu(labels))
+
+    firsts = {(_key(GpuLabels.of(s.labels)), s.labels.get("xid"), GpuLabels.of(s.labels).host): s.value
+              for s in facts.get("rma_xid_first")}
+    lasts = {(_key(GpuLabels.of(s.labels)), s.labels.get("xid"), GpuLabels.of(s.labels).host): s.value
+             for s in facts.get("rma_xid_last")}
+    for s in facts.get("rma_xid_events"):
+        code = s.labels.get("xid", "")
+        if not code.isdigit() or not usable(s.value) or s.value <= 0:
+            continue
+        g, labels = gpu(s), GpuLabels.of(s.labels)
+        k = (_key(labels), code, labels.host)
+        first, last = firsts.get(k, s.at.timestamp()), lasts.get(k, s.at.timestamp())
+        n, f0, l0 = g.xids.get(int(code), [0.0, first, last])
+        g.xids[int(code)] = [n + s.value, min(f0, first), max(l0, last)]
+        g.hosts.add(labels.host)
+        g.samples.append(s)
+        if last >= g.latest:  # the GPU is where it last failed
+            g.labels, g.latest = labels, last
+    for s in facts.get("rma_remap_failure"):
+        if usable(s.value) and s.value > 0:
+            gpu(s).remap_failure = s
+    for s in facts.get("rma_remapped_rows"):
+        if usable(s.value) and s.value > 1:
+            gpu(s).rows = s
+    return gpus
+
+
+@check(code="GT709", slug="gpu-rma-candidate", title="No GPU keeps failing over the last week",
+       severity=Severity.ERROR, requires=("prometheus",), optional=("nodes", "pods", "nodeclaims"))
+def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
+    """A GPU kept failing over the last 7 days (DCGM metrics): a hardware Xid again and again, or unrepairable memory.
+
+    Why it matters:
+    A GPU that falls off the bus (Xid 79), loses memory (48, 63, 64, 94, 95), its NVLink (74) or its
+    firmware (119, 120) on one day and again days later is faulty hardware: every reset or reboot
+    puts it back into service, jobs on it crash again, and in the cloud a replacement node may land on
+    the same host. The one-hour checks see each failure alone; this one reads a week of
+    DCGM_FI_DEV_XID_ERRORS per GPU (by its UUID, so a GPU seen under a new node name is still one GPU),
+    plus DCGM_FI_DEV_ROW_REMAP_FAILURE and DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS, and lists the GPUs
+    with the history that makes them candidates for return (RMA). An occurrence is a change of the
+    last-Xid gauge, so the same Xid twice without a reboot in between counts once.
+
+    Fix:
+    Take the GPU out of service: cordon and drain its node. In the cloud, replace the instance
+    (delete its NodeClaim) and report the instance ID, GPU UUID and this history to the provider so
+    the host is retired; on your own hardware, open an RMA with the vendor with the GPU's serial
+    number (`nvidia-smi --query-gpu=index,uuid,serial --format=csv`) and an `nvidia-bug-report.sh`.
+    """
+    facts = facts_for(snap, XID, "rma_xid_events", "rma_xid_first", "rma_xid_last")
+    resolver = NodeResolver(snap)
+    examined = {(_key(GpuLabels.of(s.labels))) for s in facts.get("gpu_temp") or facts.get("gpu_util")}
+    gpus = _gpus(facts)
+    yield len(examined | set(gpus))
+    for g in sorted(gpus.values(), key=lambda g: (resolver.node(g.labels), g.labels.index)):
+        reasons = g.reasons()
+        if not reasons:
+            continue
+        yield _finding(snap, facts, resolver, g, reasons)
+
+
+def _finding(snap: Snapshot, facts: MetricFacts, resolver: NodeResolver, g: _Gpu, reasons: list[str]) -> Finding:
+    node = resolver.node(g.labels) or "unknown"
+    ref = resolver.ref(g.labels)
+    ev, related = node_context(snap, node)
+    ident = g.labels.as_value()
+    if g.labels.uuid:
+        ident["UUID"] = g.labels.uuid
+    for s in g.samples:
+        labels = GpuLabels.of(s.labels)
+        code = int(s.labels["xid"])
+        n, first, last = g.xids[code]
+        history = (f"Xid {code} {int(s.value)} time(s) on {resolver.node(labels) or labels.host} GPU {labels.index}"
+                   f" in the last {in_words(RMA_WINDOW)}: first {_date(first)}, last {_date(last)}")
+        ev.append(metric_evidence(resolver.ref(labels), s, history,
+                                  labels.as_value(xid=code, occurrences=int(s.value), first=_date(first),
+                                                  last=_date(last))))
+    for s in (g.remap_failure, g.rows):
+        if s is not None:
+            ev.append(metric_evidence(ref, s, "memory the GPU cannot repair" if s is g.remap_failure
+                                      else "uncorrectable remapped rows changed more than once", ident))
+    ev += absence_evidence(facts, ROW_REMAP_FAILURE, ref, "a failed row remap in the week cannot be seen")
+    ev += absence_evidence(facts, UNCORRECTABLE_REMAPPED_ROWS, ref, "growing uncorrectable memory cannot be seen")
+    serial = g.labels.uuid or f"GPU {g.labels.index}"
+    ev.append(Evidence.field(ref, "thresholds", f">= {MIN_EVENTS} occurrences of Xid "
+                             f"{'/'.join(str(x) for x in sorted(RMA_XIDS))} at least a day apart or on two nodes, "
+                             f"within {in_words(RMA_WINDOW)}", note="gpu-rma-candidate's parameters"))
+    cloud = snap.index.node.get(node)
+    in_cloud = cloud is not None and cloud.provider_id.startswith(("aws://", "gce://", "azure://"))
+    if in_cloud:
+        text = (f"Drain {node} and replace it; report the instance, GPU {serial} and this history to the cloud "
+                "provider so the host is retired (a new node may otherwise land on the same faulty GPU).")
+    else:
+        text = (f"Drain {node}, take GPU {serial} out of service and open an RMA with the vendor: give its serial "
+                "number (nvidia-smi --query-gpu=index,uuid,serial --format=csv) and an nvidia-bug-report.sh.")
+    commands = drain_commands(snap, node) + (replace_commands(snap, node) if in_cloud else ()) + (
+        f"gputui debug node/{node}",)
+    name = g.labels.describe().split(" (")[0]
+    return Finding(
+        subject=ref,
+        title=f"{node} {name}" + (f" ({g.labels.uuid})" if g.labels.uuid else "")
+              + f" keeps failing: {'; '.join(reasons)} in the last {in_words(RMA_WINDOW)} - RMA candidate",
+        evidence=tuple(ev),
+        remediation=Remediation(text, commands),
+        related=related,
+    )

@@ -1,0 +1,69 @@
+"""gpu-rma-candidate (GT709): GPUs that keep failing over a week, from a real Prometheus with 7 days of backfilled
+dcgm-exporter samples (tests/prometheus/week.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from diagnostics import CheckStatus, ObjectRef, Report, Severity
+from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
+from tests.prometheus.week import APP, CLUSTER, NEW_HOST, OLD_HOST, ONCE, REMAP, REPEAT, ROWS, SHARED_UUID
+
+
+def _findings(diagnose: Callable[..., Report]) -> dict[str, object]:
+    (result,) = diagnose("gpu-rma-candidate", "week", CLUSTER).results
+    assert result.status is CheckStatus.FAILED
+    return {f.subject.name: f for f in result.findings}
+
+
+def test_xid_79_on_three_days_is_an_rma_candidate_with_its_history(diagnose: Callable[..., Report]) -> None:
+    f = _findings(diagnose)[REPEAT]
+    assert f.code == "GT709" and f.severity is Severity.ERROR
+    assert f.title == (f"{REPEAT} GPU 2 (GPU-100220-0002) keeps failing: Xid 79 (GPU has fallen off the bus) "
+                       "3 times over 6 days in the last 7 days - RMA candidate")
+    (history,) = [e for e in f.evidence if isinstance(e.value, dict) and e.value.get("xid") == 79]
+    assert history.value["occurrences"] == 3
+    assert history.path.startswith("count_over_time((count_values without() (\"xid\", DCGM_FI_DEV_XID_ERRORS > 0")
+    assert history.note.startswith(f"Xid 79 3 time(s) on {REPEAT} GPU 2 in the last 7 days: first ")
+    # A Karpenter node in AWS: replace it (Karpenter) and tell the provider, not "RMA with the vendor".
+    assert "kubectl delete nodeclaim gpu-ondemand-r2d2x" in f.remediation.commands
+    assert f"kubectl drain {REPEAT} --ignore-daemonsets --delete-emptydir-data" in f.remediation.commands
+    assert "cloud provider" in f.remediation.text
+
+
+def test_same_gpu_under_a_replaced_node_is_one_gpu(diagnose: Callable[..., Report]) -> None:
+    found = _findings(diagnose)
+    f = found[NEW_HOST]  # where the GPU is now
+    assert OLD_HOST not in found
+    assert f"({SHARED_UUID}) keeps failing: Xid 48 (double-bit (uncorrectable) ECC error) 2 times over 4 days on " \
+           "2 nodes" in f.title
+    nodes = {e.value["gpu"] and e.note.split(" on ")[1].split(" GPU")[0] for e in f.evidence
+             if isinstance(e.value, dict) and e.value.get("xid") == 48}
+    assert nodes == {OLD_HOST, NEW_HOST}
+
+
+def test_memory_it_cannot_repair(diagnose: Callable[..., Report]) -> None:
+    found = _findings(diagnose)
+    assert "row remapping failed" in found[REMAP].title
+    assert "uncorrectable remapped rows grew 2 times" in found[ROWS].title
+    # Not in the cluster and no cloud providerID: the vendor RMA route.
+    assert "open an RMA with the vendor" in found[REMAP].remediation.text
+
+
+def test_one_failure_or_application_xids_are_not_candidates(diagnose: Callable[..., Report]) -> None:
+    found = _findings(diagnose)
+    assert ONCE not in found  # one Xid 79: a failure, not yet a pattern (GT704 reports it when recent)
+    assert APP not in found   # Xid 13 every day is the job's bug
+    assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS}
+
+
+def test_subject_is_the_node(diagnose: Callable[..., Report]) -> None:
+    assert _findings(diagnose)[REPEAT].subject == ObjectRef("Node", REPEAT)
+
+
+def test_explain_has_the_check(capsys) -> None:  # type: ignore[no-untyped-def]
+    from gputui.cli import main
+
+    assert main(["explain", "gpu-rma-candidate"]) == 0
+    out = capsys.readouterr().out
+    assert "GT709" in out and "Why it matters" in out and "RMA" in out

@@ -493,8 +493,9 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
     waits_on = _WAITS_FOR.get(cname, "") if c is not None and not crashing else ""
     if waits_on and waits_on != layer.name and layer.name == "operator validator" and waits_on == "device plugin":
         return None  # the validator waits for GPUs to be advertised: judge the device plugin instead
-    state = f"container {cname}: {detail}" if cname else detail
-    cause = f"{stack.vendor_name} {layer.name} pod {pod.name} is not ready ({state})"
+    # Name the container when the pod has several (an init container is often the one that fails).
+    state = f"{cname}: {detail}" if cname and len(pod.containers) > 1 else detail
+    cause = f"{ds.meta.name} pod {pod.name} is not ready ({state})"
     fix = _layer_fix(stack, layer, cname, nvml)
     line, meaning = known_failure(last_lines(c, 40, logged=logged) if c else [])
     if line and not nvml:

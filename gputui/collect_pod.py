@@ -110,9 +110,19 @@ class PodReads:
         return self.pool.submit(read, self.api, source, None, field, label)
 
     def _list(self, source: str, field: str | None = None, label: str | None = None) -> None:
-        """Queue a list unless it (or the whole list) was read already."""
+        """Queue a list unless it, the whole list or a list holding all it would return was read already.
+
+        A pod's scheduling term (`karpenter.sh/nodepool in (p),nvidia.com/gpu.present in (true)`) often
+        narrows its pool's selector (`karpenter.sh/nodepool in (p)`): every requirement of the pool's
+        list is one of the term's, so the term's nodes are among the pool's and were read with them.
+        """
         if (source, None, None) in self._lists or (source, field, label) in self._lists:
             return
+        if label is not None and field is None:
+            wanted = requirements(label)
+            if any(s == source and f is None and lb is not None and requirements(lb) <= wanted
+                   for s, f, lb in self._lists):
+                return
         self._lists.add((source, field, label))
         self._pending.append(self._submit(source, field, label))
 
@@ -258,6 +268,21 @@ def broken_candidates(snap: Snapshot, pod: Pod) -> set[str]:
         if admits(snap, pod, node, claim):
             out.append(node.name)
     return set(sorted(out)[:MAX_NAMED])
+
+
+def requirements(selector: str) -> frozenset[str]:
+    """A label selector's requirements (ANDed), split at the commas outside `in (...)` value lists."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(selector):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(selector[start:i])
+            start = i + 1
+    parts.append(selector[start:])
+    return frozenset(p.strip() for p in parts if p.strip())
 
 
 def _names(records: Iterable[Node | NodeClaim]) -> set[str]:

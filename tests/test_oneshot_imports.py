@@ -55,3 +55,33 @@ def test_with_credentials_in_the_environment_aws_is_asked(cluster: tuple[SimClus
                             AWS_ENDPOINT_URL="http://127.0.0.1:9", AWS_MAX_ATTEMPTS="1")
     assert "boto3" in loaded
     assert "no AWS credentials" not in out.stdout
+
+
+def test_json_output_is_whole_when_the_one_shot_leaves_without_teardown(cluster: tuple[SimCluster, Path],
+                                                                        tmp_path: Path) -> None:
+    import json
+
+    sim, cfg = cluster
+    pod = next(p for p in sim.objects("Pod") if p.get("status", {}).get("phase") == "Pending")
+    out = subprocess.run([sys.executable, "-m", "gputui", "diagnose", "-o", "json", "-n", pod["metadata"]["namespace"],
+                          f"pod/{pod['metadata']['name']}", "--kubeconfig", str(cfg)],
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
+    assert out.returncode in (0, 3, 4), out.stderr[-2000:]
+    assert json.loads(out.stdout)["target"] == f"pod/{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+
+def test_skipping_teardown_still_runs_atexit_cleanup(tmp_path: Path) -> None:
+    """The kubernetes client deletes the certificate and key it decoded from a kubeconfig in an atexit
+    handler: leaving early must not leave them behind."""
+    secret = tmp_path / "client-key.pem"
+    code = ("import atexit, os, sys\n"
+            f"open({str(secret)!r}, 'w').write('key')\n"
+            f"atexit.register(os.remove, {str(secret)!r})\n"
+            "from gputui import cli\n"
+            "sys.argv = ['gputui', 'explain', '--list']\n"
+            "cli.skip_teardown()\n"
+            "cli.entry()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "gpu-not-advertised" in out.stdout  # flushed before leaving
+    assert not secret.exists()

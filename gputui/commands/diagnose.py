@@ -12,7 +12,7 @@ from diagnostics.model import Report, Severity
 from diagnostics.relations import focus
 from diagnostics.registry import RegistryError, all_checks
 from gputui import clock
-from gputui.cli import UsageError
+from gputui.cli import UsageError, skip_teardown
 from gputui.exit_codes import ExitCode, for_severity
 from gputui.targets import Target, TargetError, in_namespace, parse_target
 
@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     report = focus(report, snap, target.ref) if target.ref is not None else with_verdict(report)
     emit(report, args.output, verbose=getattr(args, "verbose", False))
-    return exit_code(report)
+    code = exit_code(report)
+    skip_teardown()  # everything is printed; nothing but atexit handlers is left to clean up
+    return code
 
 
 def _warm_up(output: str) -> None:

@@ -135,3 +135,11 @@ def test_peak_rss_of_a_child_is_its_own_not_the_benchmarks(tmp_path: pytest.Temp
     assert small.returncode == 0 and small.maxrss_mb < 60, small.maxrss_mb
     assert 120 < big.maxrss_mb < 250, big.maxrss_mb
     assert run_timed([sys.executable, "-c", "raise SystemExit(3)"], timeout=60).returncode == 3
+
+
+def test_selector_requirements_split_outside_value_lists() -> None:
+    from gputui.collect_pod import requirements
+
+    term = requirements("karpenter.sh/nodepool in (a,b),nvidia.com/gpu.present in (true),!spot")
+    assert term == {"karpenter.sh/nodepool in (a,b)", "nvidia.com/gpu.present in (true)", "!spot"}
+    assert requirements("karpenter.sh/nodepool in (a,b)") <= term  # the pool's list holds the term's nodes

@@ -82,6 +82,14 @@ def test_the_floor_replays_the_one_shots_own_reads(result: dict[str, Any]) -> No
     assert any("/pods/" in r for r in reads) and not any(r.split("?")[0] == "/api/v1/pods" and "fieldSelector" not in r
                                                           for r in reads)
     assert pod["floor"]["requests"] == len(reads) and pod["floor"]["items"] > 0
+    # One read per object set: no node list whose nodes another node list already returned.
+    from urllib.parse import parse_qs, urlsplit
+
+    from gputui.collect_pod import requirements
+
+    node_lists = [requirements(parse_qs(urlsplit(r).query).get("labelSelector", [""])[0])
+                  for r in reads if urlsplit(r).path == "/api/v1/nodes"]
+    assert node_lists and not any(a <= b for i, a in enumerate(node_lists) for j, b in enumerate(node_lists) if i != j)
 
 
 def test_peak_rss_is_each_processs_own(result: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""An idle or under-used GPU node that outlived its NodePool's consolidateAfter, and what stops Karpenter removing it."""
+"""An idle or under-used GPU node past its NodePool's consolidateAfter, and what stops Karpenter removing it."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ _DISRUPTING_TAINTS = ("karpenter.sh/disrupted", "karpenter.sh/disruption")
        severity=Severity.WARNING, requires=("nodes", "pods"),
        optional=("nodeclaims", "nodepools", "pdbs", "events"))
 def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
-    """A GPU node runs no GPU pod (or uses at most half its GPUs), has outlived `consolidateAfter`, and Karpenter keeps it.
+    """A GPU node runs no GPU pod (or uses at most half its GPUs) past `consolidateAfter`, and Karpenter keeps it.
 
     Why it matters:
     Idle GPUs are the most expensive idle capacity in a cluster: an 8-GPU node running one

@@ -54,12 +54,14 @@ def gpu_workload_disruption(snap: Snapshot) -> Iterator[Finding | int]:
     training run on 8 GPUs is 248 GPU-hours. Karpenter says so in its own words, which this check
     reads: the NodeClaim condition `Drifted=True` (reason `AMIDrift`, `NodePoolDrifted`, ...) and
     `DisruptionReason`, the node taint `karpenter.sh/disrupted:NoSchedule`, the events
-    `DisruptionTerminating` "Disrupting Node: Drifted", `DisruptionLaunching` "Launching NodeClaim:
-    Drifted", `TerminationGracePeriodExpiring` "All pods will be deleted by <time>" (at that time each
-    pod gets `Disrupted` "... This bypasses the PDB of the pod and the do-not-disrupt annotation."), the
-    annotation `karpenter.sh/nodeclaim-termination-timestamp`, and the interruption events `SpotInterrupted` "Spot interruption warning was triggered",
-    `InstanceStopping`, `InstanceTerminating` and `TerminatingOnInterruption` "Interruption triggered
-    termination for the Node". Expiry has no condition and no event in Karpenter v1: the NodeClaim is
+    `DisruptionTerminating` "Disrupting Node: Drifted" / "Disrupting NodeClaim: Drifted" (the
+    replacement gets `DisruptionLaunching` "Launching NodeClaim: Drifted"),
+    `TerminationGracePeriodExpiring` "All pods will be deleted by <time>" (at that time each pod gets
+    `Disrupted` "... This bypasses the PDB of the pod and the do-not-disrupt annotation."), the
+    annotation `karpenter.sh/nodeclaim-termination-timestamp`, and the interruption events
+    `SpotInterrupted` "Spot interruption warning was triggered", `InstanceStopping`,
+    `InstanceTerminating` and `TerminatingOnInterruption` "Interruption triggered termination for the
+    Node". Expiry has no condition and no event in Karpenter v1: the NodeClaim is
     deleted once `spec.expireAfter` has passed since its creation, whatever budgets and
     `karpenter.sh/do-not-disrupt` say; with `terminationGracePeriod` its pods are deleted at expiry plus
     that period. Drift honours `karpenter.sh/do-not-disrupt` unless the NodeClaim has a
@@ -352,7 +354,8 @@ def _remedy(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _
     evicted = [p for p in pods if p.meta.deleting is not None]
     checkpoint = ("Already evicted: " + ", ".join(f"{p.namespace}/{p.name}" for p in evicted[:3])
                   + " got SIGTERM and is killed when its terminationGracePeriodSeconds run out; a job that saves "
-                  "a checkpoint on SIGTERM restarts from it. " if evicted else "") + "Save a checkpoint now if the job can."
+                  "a checkpoint on SIGTERM restarts from it. " if evicted else "")
+    checkpoint += "Save a checkpoint now if the job can."
     if t.cause == "interruption":
         ct = _capacity_patch(f.pool)
         return (f"{checkpoint} A spot interruption cannot be stopped or delayed (2-minute notice) and ignores "

@@ -1,4 +1,4 @@
-"""The disruption findings reach the TUI: the node's health badge, and its detail page (pilot, against the simulator)."""
+"""Disruption findings reach the TUI: the node's health badge and its detail page (pilot, against the simulator)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ NODE = "ip-10-0-60-33.ec2.internal"
 
 
 @pytest.mark.parametrize(("scenario", "badge", "says"), [
-    ("drift-disrupts-training", "✗ gpu-workload-disruption", "GPU job ml/pretrain-llama-70b-0-x7k2m (8 GPU, running 1d7h) will be killed"),
+    ("drift-disrupts-training", "✗ gpu-workload-disruption",
+     "GPU job ml/pretrain-llama-70b-0-x7k2m (8 GPU, running 1d7h) will be killed"),
     ("underutilized-blocked", "! consolidation-blocked", "(p4d.24xlarge, 8 GPU) with 1 of 8 GPUs requested"),
 ])
 async def test_node_badge_and_detail_page(start_sim: StartSim, scenario: str, badge: str, says: str) -> None:

@@ -134,9 +134,13 @@ def _karpenter_disagrees(snap: Snapshot, pf: PodFit, sched: PodScheduling, ice: 
     age = snap.age(sched.karpenter.last_seen)
     if age is not None and age > STALE_AFTER:
         return False  # Karpenter repeats a failure every few minutes (5 min dedupe); silence means it moved on
-    if km.kinds() <= {LIMITS, NODE_LIMITS}:
+    fitting = {p.pool.name for p in pf.pools if p.fits}
+    # What Karpenter says about the pools gputui finds incompatible is the expected part of its message:
+    # only its verdicts on the fitting pools (or on none in particular) can disagree.
+    about = [f for f in km.fragments if not f.nodepool or f.nodepool in fitting]
+    if about and {f.kind for f in about} <= {LIMITS, NODE_LIMITS}:
         return False  # GT105 reads Karpenter's limit messages too
-    if km.mentions_offering and any(ice.get(p.pool.name) for p in pf.pools if p.fits):
+    if (km.mentions_offering or (about and all(f.offering_only for f in about))) and any(ice.get(p) for p in fitting):
         return False  # GT104 spot-capacity-shortage: ICE churn
     return True
 

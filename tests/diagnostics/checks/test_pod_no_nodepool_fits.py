@@ -255,3 +255,24 @@ metadata: {name: empty, namespace: ml}
     for f in report.findings:
         assert len(f.title) < 400
         assert all(len(str(e.value)) <= 1000 for e in f.evidence)
+
+
+def test_a_limit_karpenter_reports_on_the_fitting_pool_is_left_to_gt105() -> None:
+    # Pre-v1.5 wording names every pool: the CPU pool's incompatibility is expected, and what it says about the
+    # GPU pool (its limit) is GT105's cause, not "fix the pod's selector" (GT402 fired at error here).
+    msg = ('Failed to schedule pod, incompatible with nodepool "default", daemonset overhead={"cpu":"180m",'
+           '"memory":"240Mi","pods":"5"}, incompatible requirements, key karpenter.k8s.aws/instance-category, '
+           'karpenter.k8s.aws/instance-category In [g p] not in karpenter.k8s.aws/instance-category In [c m r]; '
+           'incompatible with nodepool "gpu", daemonset overhead={"cpu":"180m","memory":"240Mi","pods":"5"}, '
+           'all available instance types exceed limits for nodepool: "gpu"')
+    assert _run(*POOLS, pod(tolerations=TOLERATES), event("e1", "FailedScheduling", msg)).status is CheckStatus.PASSED
+    from diagnostics.relations import root_causes
+
+    causes = root_causes(run(snapshot(*POOLS, pod(tolerations=TOLERATES), event("e1", "FailedScheduling", msg))))
+    assert [(f.code, str(f.subject)) for f in causes.values()] == [("GT105", "nodepool/gpu")]
+    # The same message with the GPU pool's verdict something else is still Karpenter disagreeing.
+    other = msg.replace('all available instance types exceed limits for nodepool: "gpu"',
+                        'no instance type satisfied resources {"cpu":"190","nvidia.com/gpu":"1"} and requirements '
+                        'karpenter.sh/nodepool In [gpu]')
+    (f,) = _run(*POOLS, pod(tolerations=TOLERATES), event("e1", "FailedScheduling", other)).findings
+    assert "Karpenter cannot launch a node for it" in f.title

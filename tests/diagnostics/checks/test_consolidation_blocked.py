@@ -374,3 +374,12 @@ def test_underused_node_not_reported_when_it_should_not_be() -> None:
                   NOTEBOOK)
     # Under-used, but nothing blocks: Karpenter may just have no cheaper node for the notebook.
     assert passed(pool(), node(), claim(), DAEMON_POD, pod("nb-alice-0", gpu=True, owner="StatefulSet"))
+
+
+def test_underused_node_in_a_pool_with_consolidation_disabled() -> None:
+    f = finding(pool("{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never}"), node(), claim(),
+                DAEMON_POD, pod("nb-alice-0", gpu=True, owner="StatefulSet"),
+                event("Node", NODE_NAME, "Unconsolidatable", 'NodePool "gpu" has consolidation disabled'))
+    assert f.title.endswith("not consolidated: NodePool gpu has consolidateAfter: Never (consolidation disabled)")
+    assert ("kubectl patch nodepool gpu --type merge -p '{\"spec\":{\"disruption\":{\"consolidateAfter\":\"30m\"}}}'"
+            in f.remediation.commands)

@@ -23,6 +23,7 @@ from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
 from diagnostics.snapshot_memo import carried
+from diagnostics.xid import lookup
 
 # Karpenter consistency controller (core nodeclaim/consistency/nodeshape.go), Warning on the NodeClaim.
 _CONSISTENCY_RE = re.compile(r"expected (?P<want>\S+) of resource (?P<res>\S+), but found (?P<got>\S+) "
@@ -152,11 +153,23 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, expected: floa
         text = (f"{missing:g} GPU(s) are not visible to the driver at all: restarting the device plugin will not "
                 f"bring them back. Confirm with `{debug}`, then cordon, drain and replace the "
                 f"node. Blast radius of draining: {radius.describe()}.")
+    elif fatal := sorted({x for x in xids if lookup(x).drain}):
+        # A GPU that fell off the bus or lost memory is not healthy because it answers again: restarting the
+        # plugin would hand it back to the scheduler.
+        worst = lookup(max(fatal, key=lambda x: lookup(x).rank))
+        text = (f"Xid {', '.join(str(x) for x in fatal)} ({worst.meaning}) takes the GPU out of service until "
+                f"it is reset or the node rebooted; do not restart the device plugin to re-register it. Cordon and "
+                f"drain the node and {replace}; `{debug}` shows which GPUs are still listed. Blast radius "
+                f"of draining: {radius.describe()}.")
+        if restart in commands:
+            commands.remove(restart)
     else:
         what = "the faulty GPU and its Xid" if tool == "nvidia-smi" else "the faulty device"
-        text = (f"Confirm {what} with `{debug}`. If {tool} shows it "
-                f"healthy again, {plugin_text} (running GPU pods keep their GPUs; nothing is evicted). If the GPU "
-                f"is gone or faults again, cordon and drain the node and {replace}. Blast radius "
+        every = (f"lists all {should:g} of the node's GPUs and flags none" if tool == "nvidia-smi"
+                 else "shows every device healthy")
+        text = (f"Confirm {what} with `{debug}`. Only if {tool} {every}, "
+                f"{plugin_text} (running GPU pods keep their GPUs; nothing is evicted). If a GPU "
+                f"is missing or faults again, cordon and drain the node and {replace}. Blast radius "
                 f"of draining: {radius.describe()}.")
     xid_note = f" after Xid {', '.join(str(x) for x in sorted(set(xids)))}" if xids else ""
     kind = node.instance_type or "GPU node"

@@ -144,6 +144,9 @@ def test_unhealthy_gpu_names_the_device_plugin_pod_to_restart() -> None:
     assert not any("efa" in c for c in cmds)
     assert "kubectl delete nodeclaim training-x8k2m" in cmds
     assert "1 pod(s), 1 GPU pod(s) holding 7 of 8 GPUs" in f.remediation.text
+    # No Xid named: restart the plugin only once nvidia-smi lists every GPU and flags none.
+    assert "Only if nvidia-smi lists all 8 of the node's GPUs and flags none, restart the device-plugin pod" \
+        in f.remediation.text
     assert ObjectRef("Pod", "llm-pretrain-worker-3", "ml") in f.related
 
 
@@ -209,6 +212,10 @@ lastTimestamp: "2026-08-21T09:41:00Z"
     (f,) = result.findings
     assert f.title.endswith("offers 1 of 2 GPUs: 1 GPU(s) marked unhealthy by the device plugin after Xid 48")
     assert any(e.path == "event Warning/XIDError" and e.value == "Caught XID error, XID=48" for e in f.evidence)
+    # A fatal Xid: the GPU must not be handed back by restarting the plugin once nvidia-smi answers again.
+    assert "do not restart the device plugin" in f.remediation.text
+    assert "Xid 48 (double-bit (uncorrectable) ECC error)" in f.remediation.text
+    assert not any("device-plugin" in c or "delete pod" in c for c in f.remediation.commands)
 
 
 def test_passes_when_all_gpus_are_allocatable() -> None:

@@ -45,6 +45,7 @@ def test_without_aws_credentials_the_one_shot_never_imports_boto3(cluster: tuple
                                                                    tmp_path: Path) -> None:
     out, loaded = _diagnose(cluster, tmp_path)
     assert not loaded & {"boto3", "botocore", "s3transfer", "textual"}, loaded & {"boto3", "botocore", "textual"}
+    assert "croniter" not in loaded  # no NodePool here has a scheduled disruption budget
     # The source still says why it is missing, as boto3's own NoCredentialsError did.
     assert "aws not configured (no AWS credentials: set AWS_PROFILE or --aws-profile" in out.stdout
 

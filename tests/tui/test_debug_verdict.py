@@ -1,0 +1,55 @@
+"""The TUI's debug run on the demo's Xid 79 node shows the verdict the checklist (GT801) then reports.
+
+Drives the debug screen directly (how it is opened is the key map's business, tested elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from textual.pilot import Pilot
+
+from gputui.screenshots import build_app, settle
+from gputui.sim.cluster import SimCluster
+from gputui.tui.screens.debug import DebugScreen
+
+StartSim = Callable[..., tuple[SimCluster, Path]]
+XID_NODE = "ip-10-0-30-117.ec2.internal"
+
+
+async def _wait(pilot: Pilot[object], pred: Callable[[], bool], timeout: float = 30.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if pred():
+            return
+        await pilot.pause(0.05)
+    assert pred(), "condition not met in time"
+
+
+async def test_debug_screen_and_gt801_agree_on_the_lost_gpu(start_sim: StartSim) -> None:
+    _sim, kubeconfig = start_sim("incident")
+    app = build_app(kubeconfig, title="test")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        screen = DebugScreen(XID_NODE, None, None)
+        app.push_screen(screen)
+        await _wait(pilot, lambda: screen.done)
+        result = screen.result
+        assert result is not None and result.exit_code == 3
+        console = Console(width=200, record=True)
+        console.print(result.render())
+        shown = console.export_text()
+        assert "no GPU health problems found" not in shown
+        assert "GPU 7 [gpu-lost]" in shown and "lists 7 of the 8 GPUs this node has" in shown
+
+        def gt801() -> set[str]:
+            report = app.report
+            return {f.title for f in (report.findings if report is not None else ()) if f.code == "GT801"}
+
+        await _wait(pilot, lambda: len(gt801()) == 2)
+        assert gt801() == {
+            f"{XID_NODE}: GPU 7 fell off the bus (GPU is lost): unusable until the node reboots",
+            f"{XID_NODE}: nvidia-smi sees 7 of 8 GPUs (missing: GPU 7 (lost)): 1 missing from the PCIe bus or "
+            "unbound from the driver",
+        }

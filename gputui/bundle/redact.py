@@ -68,6 +68,25 @@ TEXT_RULES: tuple[TextRule, ...] = (
         r"glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|AIza[A-Za-z0-9_-]{35}|"
         # OpenAI-style keys are mixed case with digits; a Kubernetes name (`sk-research-...`) is not.
         r"sk-(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,})\b")),
+    # Azure Storage / Service Bus / Event Hubs connection strings, whole or inside a joined argument
+    # (`--conn=DefaultEndpointsProtocol=https;AccountName=a;AccountKey=...==;EndpointSuffix=...`).
+    TextRule("connection-string", re.compile(
+        r"(?i)(?<![\w])(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<mask>[^;\s\"']+)")),
+    # Webhook URLs whose path is the credential (Slack, Discord, Microsoft Teams).
+    TextRule("webhook-url", re.compile(
+        r"(?i)\bhttps?://(?:hooks\.slack\.com/(?:services|workflows|triggers)|"
+        r"(?:discord|discordapp)\.com/api/webhooks|[\w.-]*webhook\.office\.com/webhookb2)/"
+        r"(?P<mask>[A-Za-z0-9/_@.-]+)")),
+    # .netrc: `machine h login u password X` on one line, or `password X` alone on its line.
+    TextRule("netrc-password", re.compile(
+        r"(?i)\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+(?P<mask>[^\s\"']+)")),
+    TextRule("netrc-password", re.compile(r"(?im)^[ \t]*password[ \t]+(?P<mask>[^\s\"']+)[ \t]*$")),
+    # MySQL/MariaDB clients take the password glued to -p (`mysql -uroot -pS3cret db`).
+    TextRule("mysql-password", re.compile(
+        r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)\b[^\n|;&]*?[ \t]-p(?P<mask>[^\s\"']+)")),
+    # A base64 blob decoded and run (`echo <b64> | base64 -d | sh`): what it hides cannot be checked.
+    TextRule("encoded-script", re.compile(
+        r"(?P<mask>[A-Za-z0-9+/]{16,}={0,2})(?=[\"']?[ \t]*\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b)")),
     # key=value and key = "value" (shell, TOML), "key":"value" / "key" : "value" (JSON), and a YAML
     # `key: value` at a line start; never "word: text" in prose ("failed to get token: ...").
     TextRule("credential-assignment", re.compile(
@@ -110,6 +129,11 @@ _SELECTOR_KEYS = frozenset({"labels", "nodeSelector", "matchLabels", "selector"}
 _REFERENCE_WORDS = frozenset({"name", "names", "ref", "file", "path", "namespace", "seconds", "ttl", "type", "mode"})
 
 
+def _secret_like(value: str) -> bool:
+    """A label value that could be a credential: 8+ characters with a digit (not `true`, `enabled`, `v1`)."""
+    return len(value) >= 8 and any(c.isdigit() for c in value)
+
+
 def _sensitive_key(key: str) -> bool:
     """A map key that names a credential (`redis-password`, `spark.ssl.keyPassword`), not a reference to one
     (`secretName`, `tokenFile`)."""
@@ -123,6 +147,38 @@ def sensitive_name(name: str) -> bool:
     if any(w in _NAME_WORDS for w in words):
         return True
     return "key" in words and any(w in _KEY_QUALIFIERS for w in words)
+
+
+def node_pseudonyms(nodes: Iterable[Mapping[str, Any]], also: Iterable[str] = ()) -> dict[str, str]:
+    """`--redact-names`: each node's name, `kubernetes.io/hostname` label and addresses -> `redacted-node-NNN`
+    (`-ip` for its IP addresses), numbered in name order. `also`: node names seen elsewhere (a pod's
+    `spec.nodeName` for a node outside the bundle's scope)."""
+    aliases: dict[str, list[str]] = {}
+    for n in nodes:
+        md = n.get("metadata") or {}
+        name = str(md.get("name") or "")
+        if not name:
+            continue
+        names = aliases.setdefault(name, [])
+        host = (md.get("labels") or {}).get("kubernetes.io/hostname")
+        if host:
+            names.append(str(host))
+        for addr in (n.get("status") or {}).get("addresses") or []:
+            if isinstance(addr, Mapping) and addr.get("address"):
+                names.append(("ip:" if str(addr.get("type", "")).endswith("IP") else "") + str(addr["address"]))
+    for name in also:
+        if name:
+            aliases.setdefault(name, [])
+    out: dict[str, str] = {}
+    for i, name in enumerate(sorted(aliases), start=1):
+        pseudo = f"redacted-node-{i:03d}"
+        out.setdefault(name, pseudo)
+        for alias in aliases[name]:
+            if alias.startswith("ip:"):
+                out.setdefault(alias[3:], f"{pseudo}-ip")
+            else:
+                out.setdefault(alias, pseudo)
+    return out
 
 
 def compile_patterns(patterns: Iterable[str]) -> tuple[TextRule, ...]:
@@ -152,6 +208,39 @@ class Redactor:
     literals: Mapping[str, str] = field(default_factory=dict)
     """Exact strings to mask, by rule name (the cluster's API server URL)."""
     counts: Counter[str] = field(default_factory=Counter)
+    names: Mapping[str, str] = field(default_factory=dict)
+    """`--redact-names`: real node name (and its hostname and addresses) -> pseudonym, applied to every
+    value, map key and text alike, so relations still resolve in the reopened bundle."""
+    _names_rx: re.Pattern[str] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.enabled and self.names:
+            alts = "|".join(re.escape(n) for n in sorted(self.names, key=len, reverse=True))
+            # Whole names only: `ip-10-0-1-2` is not inside `ip-10-0-1-23`, `10.0.1.2` not inside `10.0.1.23`.
+            self._names_rx = re.compile(rf"(?<![A-Za-z0-9.-])(?:{alts})(?![A-Za-z0-9-]|\.[A-Za-z0-9])")
+
+    def name(self, value: str) -> str:
+        """A node name (or alias) as the bundle shows it: its pseudonym under `--redact-names`."""
+        if self._names_rx is None:
+            return value
+        if value not in self.names:
+            head, dot, tail = value.rpartition(".")
+            if dot and head in self.names and re.fullmatch(r"[0-9a-f]+", tail):
+                self.counts["node-name"] += 1  # an Event about the node: `<node name>.<hex>`
+                return f"{self.names[head]}.{tail}"
+            return value
+        self.counts["node-name"] += 1
+        return self.names[value]
+
+    def _rename(self, value: str) -> str:
+        if self._names_rx is None:
+            return value
+
+        def repl(m: re.Match[str]) -> str:
+            self.counts["node-name"] += 1
+            return self.names[m.group()]
+
+        return self._names_rx.sub(repl, value)
 
     def _mask(self, rule: str) -> str:
         self.counts[rule] += 1
@@ -160,7 +249,10 @@ class Redactor:
     # --- text ----------------------------------------------------------------------------------
     def text(self, value: str) -> str:
         """Every text rule (built-in, literal, custom) over one string."""
-        if not self.enabled or len(value) < 6:
+        if not self.enabled:
+            return value
+        value = self._rename(value)
+        if len(value) < 6:
             return value
         for rule, literal in self.literals.items():
             if literal and literal in value:
@@ -202,7 +294,8 @@ class Redactor:
     def _walk(self, value: Any, key: str | None) -> Any:
         if isinstance(value, str):
             if key in _NAME_KEYS and _DNS_NAME.match(value):
-                return value  # an object's name: what a reopened bundle looks things up by, never a credential
+                # an object's name: what a reopened bundle looks things up by, never a credential
+                return self.name(value)
             return self.text(value)
         if isinstance(value, list):
             if key == "env" and all(isinstance(v, Mapping) for v in value):
@@ -218,10 +311,13 @@ class Redactor:
             for k, v in value.items():
                 if k == "managedFields":
                     continue
+                if self._names_rx is not None and k in self.names:
+                    k = self.name(k)  # per-node maps (metrics by node): keyed by the pseudonym too
                 if k == "annotations" and isinstance(v, Mapping):
                     out[k] = self._annotations(v)
-                elif isinstance(v, str) and v and not selector and _sensitive_key(str(k)):
-                    # {"redis-password": ...}, sparkConf's "...secret.key": a credential by its key, anywhere.
+                elif isinstance(v, str) and v and _sensitive_key(str(k)) and (not selector or _secret_like(v)):
+                    # {"redis-password": ...}, sparkConf's "...secret.key": a credential by its key, anywhere;
+                    # in a label map too (`api-token: 9f8e...`), unless the value is a plain setting (`true`).
                     out[k] = self._mask("sensitive-key")
                 else:
                     out[k] = self._walk(v, k)

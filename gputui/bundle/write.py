@@ -43,6 +43,9 @@ class BundleWriteError(Exception):
 class BundleOptions:
     redact: bool = True
     redact_patterns: tuple[str, ...] = ()
+    redact_names: bool = False
+    """Node names (and their hostnames and addresses) replaced by `redacted-node-NNN` everywhere; the
+    mapping is written beside the bundle (`FILE.names.json`), never into it."""
     since: timedelta = timedelta(hours=2)
     max_log_lines: int = 1000
     max_log_bytes: int = MiB
@@ -68,6 +71,8 @@ class BundleResult:
     manifest: dict[str, Any]
     report: Report
     files: tuple[str, ...] = field(default=())
+    names_file: Path | None = None
+    """`--redact-names`: where the pseudonym -> node name mapping was written (outside the bundle)."""
 
     @property
     def redactions(self) -> dict[str, int]:
@@ -207,7 +212,8 @@ def _export(api: Api | None, snap: Snapshot, target: ObjectRef | None, path: Pat
     prom_url = str(getattr(snap.metrics, "url", "") or "")
     if prom_url:  # it is also in source details and error texts, not only in metrics.json's url
         literals["prometheus-url"] = prom_url
-    red = Redactor(enabled=opts.redact, extra=extra, literals=literals)
+    names = _node_names(got, snap) if opts.redact and opts.redact_names else {}
+    red = Redactor(enabled=opts.redact, extra=extra, literals=literals, names=names)
     files, counts = _object_files(got, red)
     files += _evidence_files(report, snap, smi, red, server)
     essential = sum(len(d) for _n, d in files)
@@ -253,6 +259,7 @@ def _export(api: Api | None, snap: Snapshot, target: ObjectRef | None, path: Pat
         "errors": red.obj(got.errors + logs.errors + (smi.errors if smi else [])),
         "skipped": {"logs": red.obj(logs.skipped), "nvidia_smi": list(smi.skipped) if smi else []},
         "redaction": {"enabled": opts.redact, "rules": {}, "custom_patterns": len(extra),
+                      "node_names": "pseudonyms (mapping kept outside the bundle)" if names else "as in the cluster",
                       "policy": REDACTION_POLICY if opts.redact else "off (--no-redact)"},
         "caps": {"max_log_lines": opts.max_log_lines, "max_log_bytes": opts.max_log_bytes,
                  "max_total_bytes": opts.max_total_bytes, "hit": caps},
@@ -273,7 +280,52 @@ def _export(api: Api | None, snap: Snapshot, target: ObjectRef | None, path: Pat
         raise BundleWriteError(str(exc)) from None
     except OSError as exc:
         raise BundleWriteError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return BundleResult(path=path, size=size, manifest=manifest, report=report, files=tuple(n for n, _d in members))
+    names_file = _write_names(path, names, force=opts.force) if names else None
+    return BundleResult(path=path, size=size, manifest=manifest, report=report, files=tuple(n for n, _d in members),
+                        names_file=names_file)
+
+
+def _node_names(got: Gathered, snap: Snapshot) -> dict[str, str]:
+    """Pseudonyms for every node the bundle can name: the nodes read, and those only referred to."""
+    from gputui.bundle.redact import node_pseudonyms
+
+    seen = [n.name for n in snap.nodes]
+    for o in got.objects.get("pods", []):
+        seen.append(str((o.get("spec") or {}).get("nodeName") or ""))
+    for o in got.objects.get("nodeclaims", []):
+        seen.append(str((o.get("status") or {}).get("nodeName") or ""))
+    return node_pseudonyms(got.objects.get("nodes", []), also=seen)
+
+
+def names_path(path: Path) -> Path:
+    return path.with_name(path.name + ".names.json")
+
+
+def _write_names(path: Path, names: dict[str, str], *, force: bool) -> Path:
+    """The pseudonym -> real name mapping (for the engineer who exported the bundle, never shared with it):
+    mode 0600, beside the bundle, refused over anything but a regular file."""
+    import os
+
+    from gputui.output.files import NotARegularFile, refuse_non_regular
+
+    out = names_path(path)
+    back: dict[str, list[str]] = {}
+    for real, pseudo in names.items():
+        back.setdefault(pseudo, []).append(real)
+    try:
+        refuse_non_regular(out)
+        if out.exists() and not force:
+            raise BundleWriteError(f"{out} already exists; pass --force to overwrite it (the bundle was written)")
+        tmp = out.with_name(f".{out.name}.partial")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_dump({"bundle": path.name, "nodes": dict(sorted(back.items()))}))
+        os.replace(tmp, out)
+    except NotARegularFile as exc:
+        raise BundleWriteError(f"{exc} (the bundle was written)") from None
+    except OSError as exc:
+        raise BundleWriteError(f"cannot write {out}: {exc.strerror or exc} (the bundle was written)") from None
+    return out
 
 
 REDACTION_POLICY = ("Secrets never read; env values masked except GPU/runtime settings; the value after a credential "
@@ -313,9 +365,10 @@ def _evidence_files(report: Report, snap: Snapshot, smi: Any, red: Redactor,
         if payload is not None:
             files.append((name, _dump(payload)))
     for node, result in sorted((smi.results if smi else {}).items()):
-        files.append((f"{mf.NVIDIA_SMI_DIR}/{node}.json", _dump(red.obj(result.as_json()))))
+        shown = red.name(node)
+        files.append((f"{mf.NVIDIA_SMI_DIR}/{shown}.json", _dump(red.obj(result.as_json()))))
         if result.log:
-            files.append((f"{mf.NVIDIA_SMI_DIR}/{node}.log", red.lines(result.log).encode()))
+            files.append((f"{mf.NVIDIA_SMI_DIR}/{shown}.log", red.lines(result.log).encode()))
     return files
 
 

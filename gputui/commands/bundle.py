@@ -54,7 +54,11 @@ def register(subparsers: Any, global_options: Callable[[argparse.ArgumentParser,
     p.add_argument("--no-redact", action="store_true",
                    help="keep every value as read (for use inside your organisation only)")
     p.add_argument("--redact-pattern", action="append", default=[], metavar="REGEX",
-                   help="also mask matches of REGEX (a named group `mask` masks just that part); repeatable")
+                   help="also mask matches of REGEX (a named group `mask` masks just that part); repeatable; "
+                        "object names are left as they are (the bundle must reopen): use --redact-names for nodes")
+    p.add_argument("--redact-names", action="store_true",
+                   help="replace node names, their hostnames and addresses by redacted-node-NNN everywhere in "
+                        "the bundle (relations still resolve); the mapping goes to FILE.names.json beside it")
     p.add_argument("--since", default="2h", metavar="DURATION", help="log lines newer than this (default 2h)")
     p.add_argument("--max-log-lines", type=int, default=1000, metavar="N",
                    help="newest lines kept per log (default 1000)")
@@ -118,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--nvidia-smi-nodes must be positive")
     path = Path(args.output) if args.output else default_path(clock.now())
     options: dict[str, Any] = dict(
-        redact=not args.no_redact, redact_patterns=tuple(args.redact_pattern), since=_duration(args.since),
+        redact=not args.no_redact, redact_patterns=tuple(args.redact_pattern), redact_names=args.redact_names,
+        since=_duration(args.since),
         max_log_lines=args.max_log_lines, max_log_bytes=_size(args.max_log_size, "--max-log-size"),
         max_total_bytes=_size(args.max_size, "--max-size"), with_nvidia_smi=args.with_nvidia_smi,
         nvidia_smi_max_nodes=args.nvidia_smi_nodes, namespace=getattr(args, "namespace", None),
@@ -186,4 +191,6 @@ def _print_result(result: Any) -> None:
     hit = m["caps"]["hit"]
     if hit:
         print(f"  size caps hit: {len(hit)} (see manifest.json)")
+    if result.names_file is not None:
+        print(f"  node names: pseudonyms; the mapping is in {result.names_file} (keep it, do not attach it)")
     print(f"  reopen: gputui diagnose --bundle {result.path}")

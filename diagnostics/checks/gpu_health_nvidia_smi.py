@@ -64,6 +64,7 @@ _FLAGS: Mapping[str, tuple[str, str]] = {
     "memory-repair-pending": ("{gpus}: a memory channel repair is pending until the GPU is reset", _RESET),
     "pcie-gen-downgraded": ("{gpus}: PCIe link below its generation while busy", _WATCH),
     "kernel-xid": ("the kernel logged an Xid for {gpus}", _RESET),
+    "gpus-missing": ("nvidia-smi does not list every GPU of the node ({gpus} missing)", _REPLACE),
 }
 _ROUTE_FLAGS = frozenset({"nvml-init-failure", "no-devices", "nvidia-smi-not-found", "nvml-library-missing"})
 """Flags that, from an unprivileged debug pod, say more about the pod's access than about the GPUs."""

@@ -222,3 +222,16 @@ def test_skipped_until_a_debug_pod_ran() -> None:
     result = gt801(NODE, reports={}, sources={})
     assert result.status is CheckStatus.SKIPPED
     assert result.reason == "nvidia-smi: not configured"
+
+
+def test_missing_gpus_counted_by_the_debug_pod_when_the_node_is_not_in_the_snapshot() -> None:
+    # The debug pod held the run to the node's 8 GPUs; this snapshot has no such node to count against.
+    log = debug_log_for("h100", gpus=8, lost=(7,))
+    report = parse(log)
+    result = DebugResult(node=NODE_NAME, log=log, report=report, flags=tuple(health_flags(report, 8, "label")),
+                         finished_at=NOW - timedelta(minutes=1), expected_gpus=8, expected_from="label")
+    findings = {f.title: f.severity for f in gt801(reports={NODE_NAME: result.as_json()}).findings}
+    assert findings == {
+        f"{NODE_NAME}: GPU 7 fell off the bus (GPU is lost): unusable until the node reboots": Severity.CRITICAL,
+        f"{NODE_NAME}: nvidia-smi does not list every GPU of the node (GPU 7 missing)": Severity.ERROR,
+    }

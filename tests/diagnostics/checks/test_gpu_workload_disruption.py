@@ -298,3 +298,16 @@ status: {currentHealthy: 1, desiredHealthy: 1, expectedPods: 1, disruptionsAllow
     r = result(pool(), node(taints=DISRUPTED_TAINT), claim(drifted="AMIDrift", reason="Drifted"), labelled, pdb,
                *DRIFT_DRAIN)
     assert r.status is CheckStatus.PASSED
+
+
+def test_consolidation_and_plain_deletion_of_a_node_running_a_job() -> None:
+    f = finding(pool(), node(taints=DISRUPTED_TAINT), claim(reason="Underutilized"), job(),
+                event("Node", NODE, "DisruptionTerminating", "Disrupting Node: Underutilized"))
+    assert f.severity is Severity.ERROR
+    assert f.title.endswith("will be evicted now: Karpenter is consolidating its node (Underutilized)")
+    assert ("kubectl patch nodepool gpu-training --type merge -p "
+            "'{\"spec\":{\"disruption\":{\"consolidationPolicy\":\"WhenEmpty\"}}}'") in f.remediation.commands
+    # Someone deleted the node (no reason, no expiry, no drift): the job goes all the same.
+    f = finding(pool(), node(deleting="2026-08-21T09:58:00Z"), claim(), job())
+    assert f.title.endswith("will be evicted now: its node is being deleted")
+    assert f"kubectl get events -A --field-selector involvedObject.name={NODE}" in f.remediation.commands

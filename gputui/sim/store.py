@@ -573,6 +573,11 @@ class Store:
         else:
             if since < self.evicted_upto:
                 raise st.too_old(since, self.evicted_upto)
+            if since > self.rv:
+                # Not a version this server issued (the client watched an earlier apiserver whose history is
+                # gone, or another cluster behind the same address): never resume silently from it.
+                raise st.ApiError(410, f"resource version {since} is not known to this server "
+                                       f"(current: {self.rv}): list again", "Expired")
             for ev in self.history:
                 if ev.rv > since and ev.kind == info.kind:
                     line = w.line_for(ev)

@@ -185,14 +185,9 @@ class Informer:
 
     def __init__(self, api: Api, source: str, store: Store, *, watch_timeout: int = 55,
                  page_size: int = 500, max_backoff: float = 10.0,
-                 on_event: Callable[[str], None] | None = None, fallback_namespace: str | None = None) -> None:
+                 on_event: Callable[[str], None] | None = None) -> None:
         self.api = api
         self.res = RESOURCES[source]
-        self.fallback_namespace = fallback_namespace if self.res.namespaced else None
-        """A namespace-limited user (`-n NS`): when the cluster-wide list is forbidden, list and watch
-        this namespace instead (what kubectl -n does), and say so in the source's status."""
-        self.namespace: str | None = None
-        """The namespace listed and watched; None: cluster-wide."""
         self.store = store
         self.watch_timeout = watch_timeout
         self.page_size = page_size
@@ -233,13 +228,7 @@ class Informer:
                 self.reconnects += 1
                 self.stop_event.wait(random.random() * 0.1)
             except KubeError as exc:
-                if exc.status == 403 and self.fallback_namespace and self.namespace is None:
-                    self.namespace = self.fallback_namespace  # forbidden cluster-wide: read what -n allows
-                    rv = ""
-                    continue
                 st = status_for_error(self.res, exc, "watch" if rv else "list")
-                if self.namespace and st.state is SourceState.FORBIDDEN:
-                    st = SourceStatus(st.name, st.state, f"{st.detail} in namespace {self.namespace}")
                 self.store.set_status(st)
                 failures += 1
                 self.reconnects += 1
@@ -266,9 +255,8 @@ class Informer:
         as long as the watch runs and keep every record the watch replaces alive (at 60k pods, a
         burst touching a third of them grew the heap by ~70 MB).
         """
-        records, rv = list_objects(self.api, self.res, namespace=self.namespace, page_size=self.page_size)
-        scope = f"namespace {self.namespace} only (cluster-wide list forbidden)" if self.namespace else ""
-        self.store.replace(self.res.source, records, scope=scope)
+        records, rv = list_objects(self.api, self.res, page_size=self.page_size)
+        self.store.replace(self.res.source, records)
         self.relists += 1
         return rv
 
@@ -284,7 +272,7 @@ class Informer:
             self.store.touch(self.res.source, recovered=True)
 
         try:
-            for line in self.api.stream(self.res.path(self.namespace), query, read_timeout=self.watch_timeout + 15,
+            for line in self.api.stream(self.res.path(), query, read_timeout=self.watch_timeout + 15,
                                         on_open=on_open):
                 if self.stop_event.is_set():
                     break
@@ -295,12 +283,14 @@ class Informer:
                 etype = ev.get("type")
                 obj = ev.get("object") or {}
                 if etype == "ERROR":
-                    if obj.get("code") == 410:
-                        raise Gone()
+                    if obj.get("code") == 410 or "Too large resource version" in str(obj.get("message") or ""):
+                        raise Gone()  # 410, or the watch cache's 504 for a version from another history
                     raise KubeError(int(obj.get("code") or 500), str(obj.get("reason") or "Error"),
                                     str(obj.get("message") or ""))
                 new_rv = (obj.get("metadata") or {}).get("resourceVersion")
                 if etype == "BOOKMARK":
+                    if _went_back(rv, new_rv):
+                        raise Gone()  # the server's history restarted below what we hold: relist, trust nothing
                     rv = new_rv or rv
                     self.store.touch(self.res.source)
                     continue
@@ -314,6 +304,13 @@ class Informer:
                 raise StreamBroken(rv) from None
             raise
         return rv
+
+
+def _went_back(held: str, told: str | None) -> bool:
+    """A bookmark older than the version we already hold: the apiserver's history was reset (a restored
+    etcd, another cluster behind the same address). resourceVersions are opaque, but every apiserver's
+    are etcd revisions (integers); anything else is never compared."""
+    return bool(told and held and told.isdigit() and held.isdigit() and int(told) < int(held))
 
 
 def start_informers(api: Api, store: Store, sources: tuple[str, ...] | None = None,

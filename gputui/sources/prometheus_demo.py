@@ -4,6 +4,8 @@ Roles come from the objects, never from their names, so any scenario works:
 - only nodes that advertise GPUs in `status.capacity` have dcgm-exporter series (where the driver
   is broken, the exporter crash-loops too); a NotReady node's series stop 10 minutes ago,
 - a GPU node whose allocatable GPUs are below capacity (e.g. 7 of 8) gets an Xid 79 on its last GPU,
+  and that GPU's Xid gauge goes back a week: it fell off the bus five and two days ago too (each time
+  until a reboot), so gpu-rma-candidate has a GPU that keeps failing to show,
 - a GPU node with no GPU pods bound shows idle GPUs,
 - other GPU nodes show normal utilisation, GPUs labelled with the pods that hold them (in index order),
 - each NodePool exports GPU usage (its nodes' GPUs) and limit (`spec.limits`),
@@ -168,6 +170,15 @@ def _jitter(*parts: object) -> float:
     return h[0] / 255.0
 
 
+def _week_before(t0: float, now: float) -> list[tuple[float, float]]:
+    """The Xid gauge of a GPU that keeps failing, every 5 minutes before the main history: 79 from five
+    days and from two days ago until a reboot two hours later (the exporter restarts at 0)."""
+    day, start = 86400.0, now - 7 * 86400
+    episodes = ((now - 5 * day, now - 5 * day + 7200), (now - 2 * day, now - 2 * day + 7200))
+    return [(t, 79.0 if any(a <= t < b for a, b in episodes) else 0.0)
+            for t in (start + i * 300 for i in range(int((t0 - start) // 300))) if t < t0]
+
+
 def openmetrics_for(plan: DemoPlan, now: float) -> str:
     """The backfill file: history from now-2h10m up to `now`, one sample a minute."""
     om = OpenMetrics()
@@ -193,7 +204,8 @@ def openmetrics_for(plan: DemoPlan, now: float) -> str:
             temps = ((t, (34 if u < 5 else 60) + round(6 * _jitter("t", node.name, i, t)))
                      for t, u in zip(alive, util, strict=True))
             om.add("DCGM_FI_DEV_GPU_TEMP", labels, temps)
-            om.add("DCGM_FI_DEV_XID_ERRORS", labels, ((t, 79 if fell_off and t >= now - 1200 else 0) for t in alive))
+            xid = [(t, 79 if fell_off and t >= now - 1200 else 0) for t in alive]
+            om.add("DCGM_FI_DEV_XID_ERRORS", labels, (_week_before(t0, now) + xid) if fell_off else xid)
             om.add("DCGM_FI_DEV_ROW_REMAP_FAILURE", labels, ((t, 0) for t in alive))
             om.add("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", labels, ((t, 0) for t in alive))
             om.add("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", labels, ((t, 0) for t in alive), kind="counter")

@@ -19,7 +19,8 @@ from tests.builders import snapshot
 from tests.prometheus.conftest import require_prometheus
 from tests.prometheus.datasets import BROKEN, CLUSTER, SICK
 
-METRIC_CHECKS = ["gpu-xid-errors", "gpu-idle", "karpenter-provisioning-failures", "nodepool-near-gpu-limit"]
+METRIC_CHECKS = ["gpu-xid-errors", "gpu-idle", "karpenter-provisioning-failures", "nodepool-near-gpu-limit",
+                 "gpu-rma-candidate"]
 
 ICE_EVENT = """
 apiVersion: v1
@@ -59,6 +60,10 @@ def test_demo_history_follows_the_objects(tmp_path: Path) -> None:
     (xid,) = by_check["gpu-xid-errors"].findings
     assert xid.subject == ObjectRef("Node", BROKEN) and xid.severity is Severity.CRITICAL
     assert "Xid 79 on GPU 7" in xid.title
+    # ... and it fell off the bus five and two days ago too: a GPU that keeps failing.
+    (rma,) = by_check["gpu-rma-candidate"].findings
+    assert rma.subject == ObjectRef("Node", BROKEN)
+    assert "GPU 7" in rma.title and "Xid 79 (GPU has fallen off the bus) 3 times over 5 days" in rma.title
     # SICK holds no GPU pod: idle. IDLE's notebook pod holds two of its GPUs: busy in the demo.
     (idle,) = by_check["gpu-idle"].findings
     assert idle.subject == ObjectRef("Node", SICK)

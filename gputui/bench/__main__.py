@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gputui.bench.fleet import SCALES
-from gputui.bench.report import render, summarize
+from gputui.bench.report import markdown, render, summarize
 from gputui.bench.runner import Bench, Options
 
 
@@ -20,6 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3,
                    help="runs (pairs) per measurement; a verdict needs at least 5, from the median of per-pair ratios")
     p.add_argument("--json", type=Path, help="write raw runs, summary and machine facts here")
+    p.add_argument("--markdown", type=Path, help="write the README's verdict table for this run here")
     p.add_argument("--burst-rate", type=float, default=1000.0, help="pod changes per second in the watch burst")
     p.add_argument("--burst-seconds", type=float, default=20.0)
     p.add_argument("--models-timeout", type=float, default=300.0,
@@ -45,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     res = Bench(opts, log).run()
     res["summary"] = summarize(res)
     print(render(res, res["summary"]))
+    if args.markdown:
+        args.markdown.write_text(markdown(res, res["summary"]) + "\n")
+        log(f"wrote {args.markdown}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(res, indent=2) + "\n")

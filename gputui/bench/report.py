@@ -352,3 +352,40 @@ def render(res: dict[str, Any], s: dict[str, Any]) -> str:
     for e in s["errors"]:
         lines.append(f"ERROR {e[:300]}")
     return "\n".join(lines)
+
+
+def markdown(res: dict[str, Any], s: dict[str, Any]) -> str:
+    """The README's table for this run: every verdict with its spread and load, under the machine line."""
+    m, fl, o, t = res["machine"], res["fleet"], s["oneshot_s"], s["tui"]
+    cs = s["cold_start_s"]
+    values = {
+        "checklist": (_fmt(o["gputui_diagnose"], "s"), f"guide checklist {_fmt(o['checklist'], 's')}"),
+        "floor": (_fmt(o["gputui_diagnose"], "s"), f"the same {o['floor_requests']} GETs, urllib + json, threads "
+                                                   f"{_fmt(o['floor'], 's')}"),
+        "first useful screen": (_fmt(t["first_useful_s"], "s"), f"complete overview {_fmt(t['first_complete_s'], 's')}"),
+        "key": ("", "worst key p95 per run; by key below"),
+        "cold start vs floor": (_fmt(cs["gputui"], "s"), f"floor {_fmt(cs['floor'], 's')}"),
+        "cold start vs kubectl": (_fmt(cs["gputui"], "s"), f"`kubectl get ... -A -o json` {_fmt(cs['kubectl'], 's')}"),
+        "diagnostics": ("", "warm cache, full cluster"),
+        "watch p99": ("", f"{s['watch']['rate_per_s']:g} changes/s for {s['watch']['seconds']:g} s"),
+        "peak RSS": ("", f"cache process {_fmt(s['rss_mb']['gputui_cache_peak'], 'MB')}"),
+    }
+    lines = [f"Scale {res['scale']} ({fl['nodes']} nodes, {fl['pods']} pods, {fl['pending_gpu_pods']} pending GPU "
+             f"pods), {m['date'][:10]}, {m['cpu']}, {m['cores']} cores, Python {m['python']}, kubectl {m['kubectl']}, "
+             f"load {m['load_average_start'][0] if m['load_average_start'] else '-'} -> "
+             f"{(m.get('load_average_end') or ['-'])[0]}, {res['options']['repeat']} pairs:", "",
+             "| row | gputui | compared with | median (spread) | target | load | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for v in s["verdicts"]:
+        unit, sp, ld = v["unit"], v["spread"], v["load"]
+        mid = _fmt(v["median"], unit)
+        if sp is not None:
+            mid += f" ({_fmt(float(sp[0]), unit)}-{_fmt(float(sp[1]), unit)})"
+        ours, other = values.get(v["name"], ("", ""))
+        verdict_txt = v["verdict"] if v["applies"] else f"{v['verdict']} (goal is for another scale)"
+        load = "-" if ld["median"] is None else f"{ld['median']:.1f}"
+        lines.append(f"| `{v['name']}` | {ours} | {other} | {mid} | ≤ {_fmt(float(v['limit']), unit)} | {load} | "
+                     f"{verdict_txt} |")
+    keys = ", ".join(f"{k} {_fmt(x['p50_ms'], 'ms')} / {_fmt(x['p95_ms'], 'ms')}" for k, x in t["keys"]["by_key"].items())
+    lines += ["", f"Key -> repaint p50 / p95: {keys}."]
+    return "\n".join(lines)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gputui.bench.report import render, summarize
+from gputui.bench.report import markdown, render, summarize
 from gputui.bench.runner import Bench, Options
 
 
@@ -117,6 +117,8 @@ def test_rows_named_by_issue_25_print_a_value_and_a_spread(result: dict[str, Any
 def test_report_renders_and_serializes(result: dict[str, Any], tmp_path: Path) -> None:
     text = render(result, result["summary"])
     assert "Cold start" in text and "Verdicts" in text and "ERROR" not in text
+    md = markdown(result, result["summary"])  # the README's table
+    assert all(f"| `{name}` |" in md for name in ("checklist", "floor", "first useful screen", "key"))
     machine = result["machine"]
     assert machine["cores"] and machine["python"] and machine["cpu"] and machine["date"]
     (tmp_path / "out.json").write_text(json.dumps(result))

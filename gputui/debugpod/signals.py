@@ -1,4 +1,4 @@
-"""Signals during a debug run: SIGTERM and SIGHUP unwind like Ctrl-C (so `finally` deletes the pod), and a
+"""Signals during a debug run: SIGTERM, SIGHUP and SIGQUIT unwind like Ctrl-C (so `finally` deletes the pod), and a
 second Ctrl-C cannot cut the deletion short."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ class Terminated(KeyboardInterrupt):
     """Raised by SIGTERM; a KeyboardInterrupt so every handler written for Ctrl-C also runs."""
 
 
-_TERMINATING = (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM,)
-"""Signals that unwind as Terminated."""
+_TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
+"""Signals that unwind as Terminated. SIGQUIT (Ctrl-\\) too: its default dumps core and skips `finally`,
+leaving the pod behind (activeDeadlineSeconds only stops its container; a Failed pod stays)."""
 
 
 def _main_thread() -> bool:

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from diagnostics.model import ObjectRef, Report, Severity
 from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod, accelerator_total
+from diagnostics.gpu_units import gpu_units, model_name
 from diagnostics.snapshot import Snapshot, is_gpu_node, node_should_have_gpus
 from diagnostics.timeutil import human_age, budget_active
 
@@ -41,9 +42,19 @@ def gpus_text(used: float) -> str:
 
 
 def gpu_model(labels: dict[str, str] | object) -> str:
+    """The GPU model, one name however the labels spell it (`h100`, `NVIDIA-H100-80GB-HBM3` -> `H100`)."""
     get = getattr(labels, "get")
-    return (get("nvidia.com/gpu.product") or get("karpenter.k8s.aws/instance-gpu-name")
-            or get("cloud.google.com/gke-accelerator") or get("karpenter.k8s.aws/instance-accelerator-name") or "")
+    raw = (get("nvidia.com/gpu.product") or get("karpenter.k8s.aws/instance-gpu-name")
+           or get("cloud.google.com/gke-accelerator") or get("karpenter.k8s.aws/instance-accelerator-name")
+           or get("amd.com/gpu.product-name") or "")
+    return model_name(raw) if raw else ""
+
+
+def gpu_cell(n: Node) -> str:
+    """The GPU column: the model, and physical GPUs apart from MIG slices or shared replicas (`H100 1 GPU · 7 MIG`)."""
+    model = gpu_model(n.labels)
+    units = gpu_units(n)
+    return f"{model} {units.text()}".strip() if units.split else model
 
 
 def worst_by_subject(report: Report | None) -> dict[ObjectRef, Severity]:
@@ -76,7 +87,7 @@ def node_row(n: Node, claim: NodeClaim | None, used: float, now: datetime, sev: 
     return Row(n.name, n.ref, (
         n.name,
         n.instance_type,
-        gpu_model(n.labels),
+        gpu_cell(n),
         _n(cap if cap else expected) if cap or not expected else f"{_n(expected)}?",
         _n(accelerator_total(n.allocatable)),
         gpus_text(used),

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from diagnostics.accelerator_stack import health_command, health_tool
+from diagnostics.gpu_units import gpu_units
 from diagnostics.gpu_components import host_evidence, plugin_on_host
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.node_health import (
@@ -89,9 +90,10 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, expected: floa
         ev.append(Evidence.field(node.ref, _expected_path(node, claim), f"{expected:g}",
                                  note=f"the instance should have {expected:g} GPUs; only {cap_total:g} are registered"))
     causes: list[str] = []
+    units = gpu_units(node)
     if unhealthy:
         n = sum(unhealthy.values())
-        causes.append(f"{n:g} GPU(s) marked unhealthy by the device plugin")
+        causes.append(f"{n:g} {_unit_of(unhealthy, node)} marked unhealthy by the device plugin")
     if missing:
         causes.append(f"{missing:g} GPU(s) missing from the node")
 
@@ -174,6 +176,8 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, expected: floa
     xid_note = f" after Xid {', '.join(str(x) for x in sorted(set(xids)))}" if xids else ""
     kind = node.instance_type or "GPU node"
     unit = "GPUs" if set(accelerators(node.capacity)) <= {"nvidia.com/gpu", "amd.com/gpu"} else "accelerator devices"
+    if units.split:  # slices or replicas are not GPUs: say what they are and how many GPUs are behind them
+        unit = f"{_unit_of(accelerators(node.capacity), node)} ({units.text()})"
     title = (f"{node.name} ({kind}) offers {usable:g} of {should:g} {unit}: "
              + " and ".join(causes) + xid_note)
     return Finding(
@@ -193,3 +197,15 @@ def _expected_path(node: Node, claim: NodeClaim | None) -> str:
     if claim is not None:
         return f"nodeclaim/{claim.name} status.capacity"
     return "expected GPU count"
+
+
+def _unit_of(resources: dict[str, float], node: Node) -> str:
+    """What these resources count on this node: MIG slices, shared GPU replicas or GPUs."""
+    units = gpu_units(node, resources)
+    if units.slices and not units.shared and not units.whole:
+        return "MIG slice(s)"
+    if units.shared and not units.slices and not units.whole:
+        return "shared GPU replica(s)"
+    if units.split:
+        return "GPU device(s) and slice(s)"
+    return "GPU(s)"

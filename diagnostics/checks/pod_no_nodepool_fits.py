@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
+from diagnostics.checks.pod_gpu_resource_mismatch import mismatches
 from diagnostics.carry import Generations
 from diagnostics.messages import LIMITS, NODE_LIMITS, KarpenterMessage
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
@@ -73,8 +74,11 @@ def pod_no_nodepool_fits(snap: Snapshot) -> Iterator[Finding | int]:
     ice: dict[str, list[Event]] | None = None
     considered, todo = placeable(snap)
     yield considered
+    mismatched = mismatches(snap)[1]  # asks for a MIG profile / shared form its nodes do not offer: GT405's
     for t, pf in todo:
         pod, sched = t.pod, t.sched
+        if pod.ref in mismatched:
+            continue
         karpenter_only = False
         if pf.servable:
             ice = capacity_errors(snap) if ice is None else ice

@@ -48,6 +48,14 @@ CASES = {c.scenario: c for c in (
          ("nvidia-gpu-device-plugin-small-cos pod nvidia-gpu-device-plugin-small-cos-", "CrashLoopBackOff, 12 restarts",
           "Failed to initialize NVML: Driver/library version mismatch"),
          "-c nvidia-gpu-device-plugin --previous --tail=50"),
+    Case("mig-profile-mismatch", "pod/ml/llama3-lora-sft-0-h7x2k",
+         ("asks for MIG profile nvidia.com/mig-1g.10gb", "nvidia.com/mig-1g.5gb x16", "nvidia.com/mig-2g.10gb x8",
+          "nvidia.com/mig-3g.20gb x8"),
+         "kubectl label node ip-10-0-45-211.ec2.internal nvidia.com/mig.config=all-1g.10gb --overwrite",
+         check="pod-gpu-resource-mismatch"),
+    Case("timeslice-renamed", "pod/ml/llama3-lora-sft-0-h7x2k",
+         ("asks for nvidia.com/gpu", "nvidia.com/gpu.shared (renameByDefault: true)", "nvidia.com/gpu.shared x16"),
+         "nvidia.com/gpu.replicas", check="pod-gpu-resource-mismatch"),
 )}
 
 
@@ -84,6 +92,8 @@ def _assert_names_the_layer(f: dict, case: Case) -> None:
     # Later layers only wait: their waiting states are never offered as the cause.
     assert "PodInitializing)" not in f["title"].split(":")[0]
     assert "nodeSelector" not in f["title"]
+    if case.check == "pod-gpu-resource-mismatch":  # never "request whole GPUs" for a pod the nodes cannot give them
+        assert "request whole gpus" not in f["remediation"]["text"].lower()
 
 
 def test_whole_cluster_names_the_first_broken_layer(cluster: tuple[Case, Path], capsys: pytest.CaptureFixture[str],

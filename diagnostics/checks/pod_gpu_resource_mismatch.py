@@ -1,0 +1,209 @@
+"""A pending pod asks for a GPU resource its nodes do not offer, while they offer another form of the same GPUs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from diagnostics.gpu_units import MIG_PREFIX, SHARED, gpu_units, node_model
+from diagnostics.matching import node_matches
+from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
+from diagnostics.records import Node, Pod
+from diagnostics.registry import check
+from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import carried
+from diagnostics.workloads import owner_workload
+
+GPU = "nvidia.com/gpu"
+
+# MIG profiles each GPU offers (GPU Operator `assets/state-mig-manager/0400_configmap.yaml`, default-mig-parted-config).
+MIG_PROFILES: Mapping[str, tuple[str, ...]] = {
+    "A100-40GB": ("1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+    "80GB": ("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    "H100-NVL": ("1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"),
+    "96GB": ("1g.12gb", "2g.24gb", "3g.48gb", "4g.48gb", "7g.96gb"),
+    "H200": ("1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+    "A30": ("1g.6gb", "2g.12gb", "4g.24gb"),
+}
+
+
+def mig_family(node: Node) -> str:
+    """Which MIG profile table applies to the node's GPU (from GFD's product label), '' when unknown."""
+    product = (node.labels.get("nvidia.com/gpu.product") or "").upper()
+    model = node_model(node)
+    if "NVL" in product:
+        return "H100-NVL"
+    if model == "A30":
+        return "A30"
+    if model == "H200":
+        return "H200"
+    if "96GB" in product or model == "GH200":
+        return "96GB"
+    if "80GB" in product or model in ("H100", "H800"):
+        return "80GB"
+    if model == "A100" and "40GB" in product:
+        return "A100-40GB"
+    return ""
+
+
+def _wants(pod: Pod) -> list[tuple[str, float]]:
+    return [(k, v) for k, v in pod.requests.items() if v > 0 and (k in (GPU, SHARED) or k.startswith(MIG_PREFIX))]
+
+
+def _offered(node: Node) -> dict[str, float]:
+    return {k: v for k, v in node.capacity.items() if v > 0 and (k in (GPU, SHARED) or k.startswith(MIG_PREFIX))}
+
+
+@dataclass(frozen=True, slots=True)
+class _Mismatch:
+    resource: str
+    want: float
+    nodes: tuple[Node, ...]
+    offered: Mapping[str, float]
+
+
+def _mismatch(snap: Snapshot, pod: Pod, gpu_nodes: list[Node], cache: dict[object, _Mismatch | None]) -> _Mismatch | None:
+    """The first request no candidate node offers while they offer another form of NVIDIA GPUs (by pod shape)."""
+    for res, want in _wants(pod):
+        key = (res, tuple(sorted(pod.node_selector.items())), pod.required_affinity)
+        if key not in cache:
+            cands = [n for n in gpu_nodes if node_matches(pod.node_selector, pod.required_affinity, n.labels)]
+            offered: dict[str, float] = {}
+            for n in cands:
+                for k, v in _offered(n).items():
+                    offered[k] = offered.get(k, 0.0) + v
+            cache[key] = (_Mismatch(res, want, tuple(n for n in cands if _offered(n)), offered)
+                          if offered and res not in offered else None)
+        found = cache[key]
+        if found is not None:
+            return _Mismatch(res, want, found.nodes, found.offered)
+    return None
+
+
+@check(code="GT405", slug="pod-gpu-resource-mismatch", title="GPU pods ask for the GPU resource their nodes offer",
+       severity=Severity.ERROR, requires=("pods", "nodes"))
+def pod_gpu_resource_mismatch(snap: Snapshot) -> Iterator[Finding | int]:
+    """A pending pod asks for a MIG profile, `nvidia.com/gpu` or `nvidia.com/gpu.shared` its nodes offer only in another form.
+
+    None of the nodes the pod may run on advertises the resource it asks for, while they offer the
+    same GPUs in another form (other MIG profiles, time-sliced replicas, or whole GPUs).
+
+    Why it matters:
+    The scheduler only says `Insufficient nvidia.com/mig-1g.10gb`: it never says that the nodes are
+    cut into other MIG profiles, or that time-slicing with `renameByDefault: true` advertises
+    `nvidia.com/gpu.shared` instead of `nvidia.com/gpu`. Adding nodes does not help: new nodes
+    are configured the same way.
+
+    Fix:
+    Ask for a resource the nodes offer (one of the MIG profiles they list, or
+    `nvidia.com/gpu.shared`), or change the nodes: a MIG config with that profile
+    (`nvidia.com/mig.config` label, for GPUs that support it) or `renameByDefault: false`.
+    """
+    examined, found = mismatches(snap)
+    yield examined
+    for pod, m in found.values():
+        yield _finding(pod, m)
+
+
+def mismatches(snap: Snapshot) -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatch]]]:
+    """Pending NVIDIA GPU pods (how many), and those asking for a form of GPU their nodes do not offer.
+
+    Reads pods and nodes only: carried while they are the same records. Other checks (pod-no-nodepool-fits)
+    leave these pods to this one.
+    """
+    def compute() -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatch]]]:
+        pending = snap.index.pending_gpu_pods
+        out: dict[ObjectRef, tuple[Pod, _Mismatch]] = {}
+        if not pending:
+            return 0, out
+        gpu_nodes = [n for n, _ in snap.index.gpu_nodes if not n.meta.deleting]
+        cache: dict[object, _Mismatch | None] = {}
+        examined = 0
+        for pod in pending:
+            if not _wants(pod):
+                continue
+            examined += 1
+            m = _mismatch(snap, pod, gpu_nodes, cache)
+            if m is not None:
+                out[pod.ref] = (pod, m)
+        return examined, out
+
+    if not snap.status("nodes").state.usable:
+        return 0, {}
+    return carried(snap, "gt405-mismatches", ("pods", "nodes"), compute)
+
+
+def _offer_text(offered: Mapping[str, float]) -> str:
+    return ", ".join(f"{k} x{v:g}" for k, v in sorted(offered.items()))
+
+
+def _finding(pod: Pod, m: _Mismatch) -> Finding:
+    wl = owner_workload(pod)
+    names = [n.name for n in m.nodes]
+    ev: list[Evidence] = [Evidence.field(pod.ref, f"spec.containers[*].resources.requests[{m.resource}]", f"{m.want:g}")]
+    for n in m.nodes[:4]:
+        ev.append(Evidence.field(n.ref, "status.capacity", _offered(n),
+                                 note=f"{node_model(n) or 'GPU'} {gpu_units(n).text()}".strip()))
+    for n in m.nodes[:2]:
+        for key in ("nvidia.com/mig.config", "nvidia.com/mig.strategy", "nvidia.com/gpu.replicas",
+                    "nvidia.com/gpu.sharing-strategy", "nvidia.com/gpu.product"):
+            if n.labels.get(key):
+                ev.append(Evidence.field(n.ref, f"metadata.labels[{key}]", n.labels[key]))
+    ctr = next((name for name, req, lim in pod.container_requests if m.resource in req or m.resource in lim), "")
+    set_cmd = (f"kubectl -n {wl.namespace} set resources {wl.resource} {wl.name}" + (f" -c {ctr}" if ctr else "")
+               if wl.kind in ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet") else "")
+
+    def swap(new: str) -> str:
+        both = f"{m.resource}=0,{new}={m.want:g}"
+        return f"{set_cmd} --requests={both} --limits={both}"
+    migs = {k: v for k, v in m.offered.items() if k.startswith(MIG_PREFIX)}
+    commands: list[str] = []
+    where = f"the {len(names)} node(s) it may run on ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+    if m.resource.startswith(MIG_PREFIX):
+        profile = m.resource[len(MIG_PREFIX):]
+        offer = _offer_text(migs) if migs else _offer_text(m.offered)
+        title = (f"{pod.namespace}/{pod.name} asks for MIG profile {m.resource}, which none of {where} offers; "
+                 f"they offer {offer}")
+        able = [n for n in m.nodes if profile in MIG_PROFILES.get(mig_family(n), ())]
+        single = [n for n in m.nodes if n.labels.get("nvidia.com/mig.strategy") == "single"]
+        text = f"Ask for a profile the nodes offer ({', '.join(sorted(migs)) or 'none'})"
+        if migs and set_cmd:
+            best = sorted(migs, key=lambda k: -migs[k])[0]
+            commands.append(swap(best))
+        if single and not migs:
+            text += ("; these nodes use the MIG `single` strategy, which advertises every slice as nvidia.com/gpu: "
+                     "request nvidia.com/gpu and select the profile with nodeSelector nvidia.com/gpu.product")
+        if able:
+            text += (f", or re-partition a node whose GPU supports {profile} ({', '.join(n.name for n in able[:3])}): "
+                     f"the MIG manager applies the new config after evicting its GPU pods.")
+            commands.append(f"kubectl label node {able[0].name} nvidia.com/mig.config=all-{profile} --overwrite")
+        else:
+            families = sorted(f for f, ps in MIG_PROFILES.items() if profile in ps)
+            text += (f". No candidate node's GPU has a {profile} profile" +
+                     (f" (it exists on {', '.join(families)} GPUs)" if families else "") + ".")
+        text += " Whole GPUs (nvidia.com/gpu) would not fit these nodes either while their GPUs are partitioned."
+    elif m.resource == GPU and SHARED in m.offered:
+        title = (f"{pod.namespace}/{pod.name} asks for nvidia.com/gpu, but {where} advertise time-sliced GPUs as "
+                 f"nvidia.com/gpu.shared (renameByDefault: true): {_offer_text(m.offered)}")
+        text = ("Request nvidia.com/gpu.shared (one replica of a shared GPU), or set `renameByDefault: false` in the "
+                "device plugin's sharing config so shared GPUs keep the nvidia.com/gpu name.")
+        if set_cmd:
+            commands.append(swap(SHARED))
+    elif m.resource == SHARED:
+        title = (f"{pod.namespace}/{pod.name} asks for nvidia.com/gpu.shared, but {where} offer "
+                 f"{_offer_text(m.offered)} (no time-slicing with renameByDefault there)")
+        text = "Request nvidia.com/gpu, or enable time-slicing with renameByDefault: true on these nodes."
+        if set_cmd:
+            commands.append(swap(GPU))
+    else:
+        title = (f"{pod.namespace}/{pod.name} asks for whole GPUs ({m.resource}), but the GPUs of {where} are all "
+                 f"MIG-partitioned: {_offer_text(m.offered)}")
+        text = ("Request one of the offered MIG profiles, or turn MIG off on a node (its GPU pods are evicted "
+                "first).")
+        if m.nodes:
+            commands.append(f"kubectl label node {m.nodes[0].name} nvidia.com/mig.config=all-disabled --overwrite")
+    commands.append("kubectl get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy,nvidia.com/gpu.replicas,"
+                    "nvidia.com/gpu.product")
+    return Finding(subject=pod.ref, title=title, evidence=tuple(ev), remediation=Remediation(text, tuple(commands)),
+                   related=tuple(n.ref for n in m.nodes[:8]) + ((wl.ref,) if wl.kind != "Pod" else ()))
+

@@ -56,6 +56,9 @@ CASES = {c.scenario: c for c in (
     Case("timeslice-renamed", "pod/ml/llama3-lora-sft-0-h7x2k",
          ("asks for nvidia.com/gpu", "nvidia.com/gpu.shared (renameByDefault: true)", "nvidia.com/gpu.shared x16"),
          "nvidia.com/gpu.replicas", check="pod-gpu-resource-mismatch"),
+    Case("gke-no-accelerator-pool", "pod/ml/llama-70b-h100-7b9c5d4f8-k2x8p",
+         ("cluster-autoscaler adds no node", "no node pool offers accelerator nvidia-h100-80gb", "l4-pool=nvidia-l4"),
+         "--accelerator type=nvidia-h100-80gb,count=8,gpu-driver-version=default", check="pod-autoscaler-no-scale-up"),
 )}
 
 

@@ -1,4 +1,5 @@
-"""Reliability and bad-input checks: a seeded fault soak, permission/RBAC, optional-source, CLI and debug-pod matrices.
+"""Reliability and bad-input checks: a seeded fault soak, permission/RBAC, optional-source, CLI, debug-pod and
+hostile-input matrices.
 
 Run them all with `python -m gputui.reliability`; tests/reliability runs smaller versions of each.
 """
@@ -7,4 +8,4 @@ from __future__ import annotations
 
 __all__ = ["PARTS"]
 
-PARTS = ("soak", "permissions", "rbac", "optional", "bad-input", "cli", "debug")
+PARTS = ("soak", "permissions", "rbac", "optional", "bad-input", "cli", "debug", "hostile")

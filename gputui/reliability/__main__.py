@@ -64,6 +64,12 @@ def run_parts(parts: Sequence[str], *, faults: int, seed: int, examples: int, tu
 
         say("debug pod safety ...")
         data["debug"] = [c.to_json() for c in debug_safety_matrix()]
+    if "hostile" in parts:
+        from gputui.reliability.hostile import hostile_matrix, summary
+
+        say("hostile input: API fault classes, terminal escapes, planted secrets, output paths ...")
+        trials = hostile_matrix(say)
+        data["hostile"] = {"summary": summary(trials), "trials": [t.to_json() for t in trials]}
     return data
 
 
@@ -76,6 +82,7 @@ def ok(data: dict[str, Any]) -> bool:
         checks += [r["ok"] for r in data["bad_input"]["diagnose"]] + [p["ok"] for p in data["bad_input"]["properties"]]
     checks += [r["ok"] or bool(r["known_bug"]) for r in data.get("cli", {}).get("results", [])]
     checks += [c["ok"] for c in data.get("debug", [])]
+    checks += [t["ok"] for t in data.get("hostile", {}).get("trials", [])]
     return all(checks)
 
 

@@ -40,7 +40,7 @@ _NODE_TEMPLATE: dict[str, Any] = {
 class DebugCase:
     name: str
     disturbance: str
-    """sigint | sigterm | sigint-twice | broken-pipe | exception | lost-connection"""
+    """sigint | sigterm | sighup | sigquit | sigint-twice | broken-pipe | exception | lost-connection"""
     phase: str
     """When: Pending (waiting for the pod) or Running (streaming nvidia-smi's output)."""
     exit_code: int | None = None
@@ -71,6 +71,9 @@ CASES: tuple[tuple[str, str, str], ...] = (
     ("Ctrl-C twice (during the cleanup)", "sigint-twice", "Running"),
     ("SIGTERM while the pod starts", "sigterm", "Pending"),
     ("SIGTERM while nvidia-smi runs", "sigterm", "Running"),
+    ("SIGHUP (terminal closed) while nvidia-smi runs", "sighup", "Running"),
+    ("SIGQUIT (Ctrl-\\) while the pod starts", "sigquit", "Pending"),
+    ("SIGQUIT (Ctrl-\\) while nvidia-smi runs", "sigquit", "Running"),
     ("stdout closed mid-stream (piped into head)", "broken-pipe", "Running"),
     ("an exception while showing output", "exception", "Running"),
     ("API server gone mid-run", "lost-connection", "Running"),
@@ -180,8 +183,8 @@ def _subprocess_case(world: DebugWorld, case: DebugCase, known: set[str]) -> Non
                 if case.disturbance == "sigint-twice":
                     time.sleep(0.05)
                     proc.send_signal(signal.SIGINT)
-            elif case.disturbance == "sigterm":
-                proc.send_signal(signal.SIGTERM)
+            elif case.disturbance in ("sigterm", "sighup", "sigquit"):
+                proc.send_signal(getattr(signal, case.disturbance.upper()))
             elif case.disturbance == "lost-connection":
                 world.sim.stop()
         err = proc.stderr.read()  # type: ignore[union-attr]

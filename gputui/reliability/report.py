@@ -112,4 +112,13 @@ def render(data: dict[str, Any]) -> str:
                 code = f"killed by {c['signal']} ({c['exit_code']})"
             lines.append(f"| {c['name']} | {code} | {c['pods_left']} | {c['pods_after_cleanup']} |")
         lines.append("")
+    hostile = data.get("hostile")
+    if hostile:
+        trials = hostile["trials"]
+        ok = all(t["ok"] for t in trials)
+        lines += [f"## Hostile and broken input ({_mark(ok)})", "", "| class | tried | held |", "|---|---:|---:|"]
+        for group, n in hostile["summary"].items():
+            lines.append(f"| {group} | {n['tried']} | {n['held']} |")
+        lines += [""] + [f"- FAIL {t['group']}: {t['name']} - {t['detail']}" for t in trials if not t["ok"]]
+        lines.append("")
     return "\n".join(lines)

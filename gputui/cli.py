@@ -94,7 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(dispatch(args))
     except UsageError as exc:
-        print(f"gputui: error: {exc}", file=sys.stderr)
+        from gputui.output.sanitize import visible  # a message may quote the cluster or a file: shown, never run
+
+        print(f"gputui: error: {visible(str(exc), limit=1000)}", file=sys.stderr)
         return ExitCode.USAGE
     except Exception as exc:  # 401 from any command: the credentials, not gputui, are the problem
         from gputui.kubeapi import Unauthorized
@@ -118,8 +120,10 @@ def _internal_error(exc: BaseException) -> int:
         return ExitCode.OK
     if os.environ.get("GPUTUI_DEBUG"):
         raise exc
-    print(f"gputui: internal error: {type(exc).__name__}: {exc} (set GPUTUI_DEBUG=1 for a traceback)",
-          file=sys.stderr)
+    from gputui.output.sanitize import visible
+
+    print(f"gputui: internal error: {type(exc).__name__}: {visible(str(exc), limit=500)} "
+          "(set GPUTUI_DEBUG=1 for a traceback)", file=sys.stderr)
     return ExitCode.INTERNAL
 
 

@@ -50,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
         except TargetNotFound as exc:
             raise UsageError(str(exc)) from None
         except Unreachable as exc:
-            print(f"gputui: error: cluster unreachable: {exc}", file=sys.stderr)
+            from gputui.output.sanitize import visible  # the server's own words: shown, never interpreted
+
+            print(f"gputui: error: cluster unreachable: {visible(str(exc), limit=1000)}", file=sys.stderr)
             return ExitCode.UNREACHABLE
     try:
         report = run_checks(snap, only=args.only, ignore=args.ignore)
@@ -86,7 +88,9 @@ def exit_code(report: Report) -> int:
               "unreachable); see the reasons above", file=sys.stderr)
         return int(for_severity(max(report.worst, Severity.WARNING)))
     if verdict.floor > report.worst:
-        print(f"gputui: warning: {verdict.headline}", file=sys.stderr)
+        from gputui.output.sanitize import visible
+
+        print(f"gputui: warning: {visible(verdict.headline, limit=1000)}", file=sys.stderr)
     return int(for_severity(max(report.worst, verdict.floor)))
 
 

@@ -137,3 +137,17 @@ def test_a_directory_named_like_a_member_is_refused(tmp_path: Path, capsys: pyte
     path = make_tar_gz(tmp_path / "dir.tar.gz", [file_entry("b/manifest.json", b"{}"), (d, None)])
     code, _, err = run(capsys, "diagnose", "--bundle", str(path))
     assert code == 2 and "'b/report.json' is a directory, not a file" in err
+
+
+def test_an_error_line_quoting_the_server_shows_its_escapes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proxy's 500 message is the server's text: `cannot read pod/...: ... HTTP 500 ...` shows it escaped."""
+    import gputui.reads
+
+    monkeypatch.setattr(gputui.reads, "RETRY_WAITS", (0.01, 0.02))
+    with served("spot-shortage", tmp_path, monkeypatch) as (sim, kc):
+        sim.fail_requests(10_000, 500, path_contains="/pods", message="boom " + PAYLOAD)
+        code, out, err = run(capsys, "diagnose", "pod/ml/finetune-llama-70b-0-pvdg2", "--kubeconfig", str(kc))
+    assert code == 5 and len(err.strip().splitlines()) == 1
+    for ch in RAW:
+        assert ch not in err

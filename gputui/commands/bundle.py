@@ -173,7 +173,10 @@ def _print_result(result: Any) -> None:
     findings = result.report.findings
     print(f"wrote {result.path} ({_human(result.size)}, {len(result.files)} files)")
     if findings:
-        top = ", ".join(f"{f.code} {f.subject}" for f in findings[:3]) + (" ..." if len(findings) > 3 else "")
+        from gputui.output.sanitize import visible
+
+        top = ", ".join(f"{f.code} {visible(f.subject, limit=200)}" for f in findings[:3]) + (
+            " ..." if len(findings) > 3 else "")
         print(f"  findings: {len(findings)}, worst {result.report.worst.label}: {top}")
     else:
         print("  findings: none")

@@ -28,13 +28,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--diag-runs", type=int, default=5, help="diagnostics runs per cache process")
     p.add_argument("--no-tui", action="store_true", help="skip the TUI measurements")
     p.add_argument("--key-rounds", type=int, default=2, help="rounds of timed keys per TUI run")
+    p.add_argument("--no-cold-start", action="store_true",
+                   help="skip the cold-start comparisons (kubectl and the client's models take minutes at L)")
     p.add_argument("--profile", action="store_true", help="cProfile one diagnostics run into the work directory")
     p.add_argument("--workdir", type=Path, help="keep kubeconfig, logs and profiles here (default: a temp dir)")
     p.add_argument("--kubectl", help="kubectl binary (default: from PATH)")
     args = p.parse_args(argv)
     opts = Options(scale=args.scale, repeat=max(1, args.repeat), burst_rate=args.burst_rate,
                    burst_seconds=args.burst_seconds, models_timeout=args.models_timeout, diag_runs=args.diag_runs,
-                   tui=not args.no_tui, profile=args.profile, workdir=args.workdir, key_rounds=args.key_rounds)
+                   tui=not args.no_tui, profile=args.profile, workdir=args.workdir, key_rounds=args.key_rounds,
+                   cold_start=not args.no_cold_start)
     if args.kubectl:
         opts.kubectl = args.kubectl
     if not opts.kubectl:

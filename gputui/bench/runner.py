@@ -43,6 +43,8 @@ class Options:
     probe_timeout: float = 900.0
     diag_runs: int = 5
     tui: bool = True
+    cold_start: bool = True
+    """Measure the cold start (gputui's cache, the floor, kubectl, the client's models): minutes at L."""
     key_rounds: int = 2
     """Rounds of timed keys per TUI run (each key of a round once)."""
     cache_burst: bool = True
@@ -315,7 +317,7 @@ class Bench:
             oneshot: list[dict[str, Any]] = []
             tui: list[dict[str, Any]] = []
             models_capped = False
-            for r in range(opts.repeat):
+            for r in range(opts.repeat if opts.cold_start else 0):
                 self.log(f"  cold start, run {r + 1}/{opts.repeat}")
                 cold.setdefault("load", []).append({"load": load_average()[:1]})
                 if r % 2:  # every other pair the floor goes first: drift on a shared machine hits both alike

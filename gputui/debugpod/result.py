@@ -172,5 +172,6 @@ def _unread(report: GpuReport, source: str) -> DebugFailure | None:
                             f"says {attached} GPUs are attached but holds {len(report.gpus)}",
                             f"Attached GPUs : {attached}; GPU section(s) read: {read or len(report.gpus)}",
                             "truncated",
-                            ("The output was cut off (a size limit of the ticket or chat?): attach the whole file.",))
+                            ("The output was cut off (a size limit of the ticket or chat?), or `nvidia-smi -q -i N` "
+                             "picked one GPU: attach the whole `nvidia-smi -q` of the node.",))
     return None

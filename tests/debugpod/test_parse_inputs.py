@@ -121,6 +121,16 @@ def test_610_table_header(capsys: Capsys, tmp_path: Path) -> None:
     assert (report["driver_version"], report["cuda_version"]) == ("610.57.04", "13.3")  # type: ignore[index]
 
 
+def test_470_table(capsys: Capsys, tmp_path: Path) -> None:
+    # The oldest driver branch gputui reads: narrow table, `Persistence-M` glued to the name column.
+    code, data = _json(capsys, tmp_path, (FIXTURES / "linux-x86_64__nvidia-geforce-gtx-680__470.256.02.table.txt")
+                       .read_text())
+    assert code == 0
+    (gpu,) = data["report"]["gpus"]  # type: ignore[index]
+    assert (data["report"]["driver_version"], gpu["fan_speed_pct"], gpu["memory_total_mib"]) == (  # type: ignore[index]
+        "470.256.02", 37, 2000)
+
+
 def test_595_query_average_power_na_does_not_hide_the_reading() -> None:
     (gpu,) = parse(_block(DRIVER_595, "nvidia-smi -q")).gpus
     assert (gpu.power_w, gpu.power_limit_w) == (98.55, 250.0)

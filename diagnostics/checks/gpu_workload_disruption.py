@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from diagnostics.aws_facts import region_of_zone
 from diagnostics.disruption import (
     DO_NOT_DISRUPT,
     blocking_pdb,
@@ -34,8 +35,15 @@ _DISRUPTING_TAINTS = ("karpenter.sh/disrupted", "karpenter.sh/disruption")  # v1
 _STATELESS_OWNERS = ("ReplicaSet", "DaemonSet")
 # Karpenter event reasons and texts (core pkg/controllers/disruption/events/events.go,
 # pkg/controllers/node/termination/terminator/events/events.go; aws pkg/controllers/interruption/events/events.go).
-_INTERRUPTION = ("SpotInterrupted", "InstanceStopping", "InstanceTerminating",
-                 "CapacityReservationInstanceInterrupted", "TerminatingOnInterruption")
+_TWO_MINUTES = ("SpotInterrupted", "CapacityReservationInstanceInterrupted")
+"""A 2-minute warning: EC2 reclaims the instance then, whatever the drain has done."""
+_GOING = {"InstanceStopping": "stopping", "InstanceTerminating": "terminating"}
+"""EC2 state-change notices: the instance is already on its way down."""
+_INTERRUPTION = (*_TWO_MINUTES, *_GOING, "InstanceUnhealthy", "TerminatingOnInterruption")
+"""InstanceUnhealthy (a scheduled change or a failed status check) and TerminatingOnInterruption alone mean the
+NodeClaim was deleted and is drained like any deletion: PDBs and do-not-disrupt hold pods (aws interruption/utils.go
+actionForMessage: CordonAndDrain), unless a termination timestamp forces it (ForcefulTermination)."""
+_INSTANCE_ID = re.compile(r"^aws:///([^/]*)/(i-[0-9a-f]+)$")
 _DISRUPTING = re.compile(r"(?:Disrupting (?:Node|NodeClaim)|Launching NodeClaim): (\w+)")
 _DELETED_BY = re.compile(r"All pods will be deleted by (\S+)")
 _AMI_VERSION = re.compile(r"-(v\d{8})$")
@@ -59,12 +67,16 @@ def gpu_workload_disruption(snap: Snapshot) -> Iterator[Finding | int]:
     `TerminationGracePeriodExpiring` "All pods will be deleted by <time>" (at that time each pod gets
     `Disrupted` "... This bypasses the PDB of the pod and the do-not-disrupt annotation."), the
     annotation `karpenter.sh/nodeclaim-termination-timestamp`, and the interruption events
-    `SpotInterrupted` "Spot interruption warning was triggered", `InstanceStopping`,
-    `InstanceTerminating` and `TerminatingOnInterruption` "Interruption triggered termination for the
-    Node". Expiry has no condition and no event in Karpenter v1: the NodeClaim is
-    deleted once `spec.expireAfter` has passed since its creation, whatever budgets and
-    `karpenter.sh/do-not-disrupt` say; with `terminationGracePeriod` its pods are deleted at expiry plus
-    that period. Drift honours `karpenter.sh/do-not-disrupt` unless the NodeClaim has a
+    `SpotInterrupted` "Spot interruption warning was triggered" and
+    `CapacityReservationInstanceInterrupted` (EC2 reclaims the instance 2 minutes later),
+    `InstanceStopping` / `InstanceTerminating` (it is going now), `InstanceUnhealthy` "An unhealthy
+    warning was triggered for the instance" (scheduled maintenance or a failed status check: the
+    NodeClaim is deleted and drained like any deletion, so PDBs and do-not-disrupt hold pods) and
+    `TerminatingOnInterruption` "Interruption triggered termination for the Node". Expiry has no
+    condition and no event in Karpenter v1: the NodeClaim is deleted once `spec.expireAfter` has
+    passed since its creation, whatever budgets and `karpenter.sh/do-not-disrupt` say; the drain then
+    waits for do-not-disrupt pods and PDBs, and with `terminationGracePeriod` its pods are deleted at
+    expiry plus that period. Drift honours `karpenter.sh/do-not-disrupt` unless the NodeClaim has a
     `terminationGracePeriod`; a NodePool budget with `nodes: "0"` for `Drifted` holds it off while
     active. Stateless replicas (Deployments) are not reported: they are rescheduled.
 
@@ -73,7 +85,8 @@ def gpu_workload_disruption(snap: Snapshot) -> Iterator[Finding | int]:
     `{nodes: "0", reasons: [Drifted]}` with a schedule that leaves a maintenance window, or pin the
     EC2NodeClass AMI (`al2023@v20260805` rather than `al2023@latest`). Expiry: `expireAfter: Never` (or
     longer than the longest job) on training NodePools, and checkpoint. Spot interruption: nothing stops
-    it (2-minute notice); run training on on-demand or reserved capacity and checkpoint.
+    it (2-minute notice); run training on on-demand or reserved capacity and checkpoint. Scheduled
+    maintenance: annotate jobs that must finish and check the event's date.
     """
     idx = snap.index
     now = snap.taken_at
@@ -172,7 +185,7 @@ class _Threat:
     """Why and when the node's GPU jobs go."""
 
     cause: str
-    """interruption | drift | expiry | consolidation | deletion."""
+    """interruption | health | drift | expiry | consolidation | deletion."""
     now: bool
     """The drain is under way (or certain): the jobs are being lost, not at risk."""
     forced: bool
@@ -200,14 +213,18 @@ def _threat(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, now:
             f.expire_at is None or (f.expire_at - now).total_seconds() > EXPIRY_HORIZON_SECONDS):
         return None  # most nodes on most runs: nothing said, nothing due
     claim_ref = claim.ref if claim is not None else node.ref
-    # 1. Spot / instance interruption: 2 minutes, nothing stops it.
+    # 1. Spot / reservation interruption (2 minutes) or an instance already stopping: nothing stops it.
     notice = [e for e in f.events if e.reason in _INTERRUPTION and _recent(snap, e, INTERRUPTION_MAX_AGE)]
-    if notice:
-        first = notice[0]
+    reclaim = [e for e in notice if e.reason in _TWO_MINUTES or e.reason in _GOING]
+    if reclaim:
+        first = reclaim[0]
         when = first.last_seen or first.first_seen
+        if first.reason in _GOING:
+            return _Threat("interruption", True, True, when, tuple(_event_ev(snap, e) for e in notice[-3:]),
+                           f"{first.reason}: the EC2 instance is {_GOING[first.reason]}")
         return _Threat("interruption", True, True, when + timedelta(minutes=2) if when else None,
                        tuple(_event_ev(snap, e) for e in notice[-3:]),
-                       f"{first.reason}: the instance goes within 2 minutes of the notice")
+                       f"{first.reason}: EC2 reclaims the instance 2 minutes after the notice")
     said = [e for e in f.events if e.reason in ("DisruptionTerminating", "DisruptionLaunching")
             and _recent(snap, e, EVENT_MAX_AGE)]
     reason = (f.disruption_reason.reason if f.disruption_reason else "") or next(
@@ -240,6 +257,12 @@ def _threat(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, now:
         ev.append(Evidence.field(claim_ref, f"metadata.annotations[{TERMINATION_TIMESTAMP}]", _stamp(f.deadline),
                                  note=f"every pod is deleted by then ({_relative(snap, f.deadline)})"))
 
+    if notice:  # a health event or an interruption message of a kind not seen: the NodeClaim is deleted, drained
+        ev[:0] = [_event_ev(snap, e) for e in notice[-2:]]
+        what = ("Karpenter is draining its node after an AWS health event (scheduled maintenance or a failed status "
+                "check)" if any(e.reason == "InstanceUnhealthy" for e in notice)
+                else "Karpenter is draining its node on an interruption message")
+        return _Threat("health", True, f.deadline is not None, f.deadline, tuple(ev), what)
     if draining:
         cause = ({"Drifted": "drift", "Underutilized": "consolidation", "Empty": "consolidation"}.get(reason)
                  or ("expiry" if expired else "drift" if f.drifted else "deletion"))
@@ -326,8 +349,9 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
         if DO_NOT_DISRUPT in p.meta.annotations:
             ev.append(Evidence.field(p.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]",
                                      p.meta.annotations[DO_NOT_DISRUPT],
-                                     note="not honoured by " + ("interruption" if t.cause == "interruption" else
-                                                                "terminationGracePeriod") if t.forced else ""))
+                                     note=("not honoured by interruption" if t.cause == "interruption" else
+                                           "not honoured by terminationGracePeriod" if f.tgp else
+                                           "not honoured past the termination deadline") if t.forced else ""))
         else:
             ev.append(Evidence.absence(p.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]",
                                        note="nothing asks Karpenter to wait for this job"))
@@ -356,11 +380,31 @@ def _remedy(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _
                   + " got SIGTERM and is killed when its terminationGracePeriodSeconds run out; a job that saves "
                   "a checkpoint on SIGTERM restarts from it. " if evicted else "")
     checkpoint += "Save a checkpoint now if the job can."
-    if t.cause == "interruption":
+    events = f"kubectl get events -A --field-selector involvedObject.name={node.name}"
+    m = _INSTANCE_ID.match(node.provider_id or (claim.provider_id if claim is not None else "") or "")
+    instance = m.group(2) if m else ""
+    region = f" --region {r}" if m and (r := region_of_zone(m.group(1))) else ""
+    if t.cause == "interruption" and t.what.startswith("SpotInterrupted"):
         ct = _capacity_patch(f.pool)
         return (f"{checkpoint} A spot interruption cannot be stopped or delayed (2-minute notice) and ignores "
                 f"{DO_NOT_DISRUPT}. Run long GPU jobs on on-demand or reserved capacity, and checkpoint often.",
-                ((ct,) if ct else ()) + (f"kubectl get events -A --field-selector involvedObject.name={node.name}",))
+                ((ct,) if ct else ()) + (events,))
+    if t.cause == "interruption" and t.what.startswith("CapacityReservationInstanceInterrupted"):
+        return (f"{checkpoint} The owner of the interruptible capacity reservation is reclaiming it: EC2 terminates "
+                f"the instance 2 minutes after the warning, whatever {DO_NOT_DISRUPT} says. Run long GPU jobs on "
+                "capacity that is not interruptible, and checkpoint often.", (events,))
+    if t.cause == "interruption":
+        return (f"{checkpoint} The EC2 instance itself is stopping or terminating: nothing keeps the running job. "
+                "Find out who or what stopped it (CloudTrail) before it happens again.",
+                ((f"aws cloudtrail lookup-events{region} --lookup-attributes AttributeKey=ResourceName,AttributeValue="
+                  f"{instance}",) if instance else ()) + (events,))
+    if t.cause == "health":
+        return (f"{checkpoint} Karpenter drains the node as soon as AWS reports a scheduled maintenance event or a "
+                "failed status check; the drain waits for PDBs and " + DO_NOT_DISRUPT + " (unless a termination "
+                "deadline forces it), but a scheduled retirement or reboot takes the instance on its date. Annotate "
+                "jobs that must finish, and check the event's date.",
+                annotate + ((f"aws ec2 describe-instance-status{region} --instance-ids {instance} --include-all-instances "
+                             "--query 'InstanceStatuses[].Events'",) if instance else ()) + (events,))
     if t.cause == "drift":
         budget = json.dumps([{"op": "add", "path": "/spec/disruption/budgets/-",
                               "value": {"nodes": "0", "reasons": ["Drifted"], "schedule": "0 0 * * 0-5",
@@ -408,7 +452,7 @@ def _remedy(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _
                 annotate + (f"kubectl patch nodepool {pool} --type merge -p "
                             "'{\"spec\":{\"disruption\":{\"consolidationPolicy\":\"WhenEmpty\"}}}'",))
     return (f"{checkpoint} Someone or something deleted the node or its NodeClaim; find out who before it "
-            "happens again.", annotate + (f"kubectl get events -A --field-selector involvedObject.name={node.name}",))
+            "happens again.", annotate + (events,))
 
 
 def _capacity_patch(pool: NodePool | None) -> str:

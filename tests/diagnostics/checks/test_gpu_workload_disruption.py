@@ -311,3 +311,48 @@ def test_consolidation_and_plain_deletion_of_a_node_running_a_job() -> None:
     f = finding(pool(), node(deleting="2026-08-21T09:58:00Z"), claim(), job())
     assert f.title.endswith("will be evicted now: its node is being deleted")
     assert f"kubectl get events -A --field-selector involvedObject.name={NODE}" in f.remediation.commands
+
+
+# aws pkg/controllers/interruption/utils.go: a scheduled change (AWS Health maintenance) publishes InstanceUnhealthy
+# and CordonAndDrain deletes the NodeClaim (TerminatingOnInterruption); the drain is the ordinary one, so PDBs and
+# do-not-disrupt hold pods. Only spot and capacity-reservation warnings (2 minutes) and an instance already
+# stopping or terminating take the pods whatever they say.
+HEALTH = (event("Node", NODE, "InstanceUnhealthy", "An unhealthy warning was triggered for the instance",
+                type_="Warning", at="2026-08-21T09:58:00Z"),
+          event("Node", NODE, "TerminatingOnInterruption", "Interruption triggered termination for the Node",
+                type_="Warning", at="2026-08-21T09:58:01Z"))
+
+
+def test_scheduled_maintenance_drains_like_a_deletion_not_in_two_minutes() -> None:
+    draining = (node(taints=DISRUPTED_TAINT, deleting="2026-08-21T09:58:01Z"),
+                claim(deleting="2026-08-21T09:58:01Z"))
+    # A do-not-disrupt job holds the drain (the instance is retired on the event's date, not in 2 minutes).
+    r = result(pool(), *draining, job(annotations='{karpenter.sh/do-not-disrupt: "true"}'), *HEALTH)
+    assert r.status is CheckStatus.PASSED
+    f = finding(pool(), *draining, job(), *HEALTH)
+    assert f.severity is Severity.ERROR
+    assert f.title.endswith("will be evicted now: Karpenter is draining its node after an AWS health event "
+                            "(scheduled maintenance or a failed status check)")
+    assert "2 minutes" not in f.title and "spot" not in f.remediation.text.lower()
+    assert not any("on-demand" in c for c in f.remediation.commands)  # it is on-demand already
+    assert ("aws ec2 describe-instance-status --region us-east-1 --instance-ids i-0aa11bb22cc33dd44 --include-all-instances "
+            "--query 'InstanceStatuses[].Events'") in f.remediation.commands
+    paths = {e.path: e for e in f.evidence}
+    assert paths["event Warning/InstanceUnhealthy"].value == "An unhealthy warning was triggered for the instance"
+
+
+def test_capacity_reservation_interruption_gives_two_minutes_and_instance_stopping_none() -> None:
+    f = finding(pool(), node(capacity="reserved"), claim(), job(annotations='{karpenter.sh/do-not-disrupt: "true"}'),
+                event("Node", NODE, "CapacityReservationInstanceInterrupted",
+                      "Capacity Reservation interruption warning was triggered", type_="Warning",
+                      at="2026-08-21T09:59:30Z"))
+    assert "will be deleted at 2026-08-21T10:01:30Z" in f.title and "CapacityReservationInstanceInterrupted" in f.title
+    assert "spot" not in f.remediation.text.lower()
+    assert not any("on-demand" in c for c in f.remediation.commands)
+    f = finding(pool(), node(), claim(), job(annotations='{karpenter.sh/do-not-disrupt: "true"}'),
+                event("Node", NODE, "InstanceStopping", "Instance is stopping", type_="Warning",
+                      at="2026-08-21T09:59:00Z"))
+    assert "will be deleted at 2026-08-21T09:59:00Z (60s ago)" in f.title
+    assert f.title.endswith("InstanceStopping: the EC2 instance is stopping")
+    assert ("aws cloudtrail lookup-events --region us-east-1 --lookup-attributes "
+            "AttributeKey=ResourceName,AttributeValue=i-0aa11bb22cc33dd44") in f.remediation.commands

@@ -196,8 +196,11 @@ def render_report(report: GpuReport, title: str = "") -> RenderableType:
 def render_flags(flags: Sequence[HealthFlag], gpus: int, expected: int | None = None) -> RenderableType:
     """The flags, worst first; "✓" only when there are none (callers pass no empty list unless every GPU was read)."""
     if not flags:
-        of = f" of {expected}" if expected else ""
-        return Text(f"✓ no GPU health problems found ({gpus}{of} GPU(s) checked)", style="green")
+        if expected:
+            return Text(f"✓ no GPU health problems found ({gpus} of {expected} GPU(s) checked)", style="green")
+        # Nothing says how many GPUs there should be: say what the verdict covers.
+        return Text(f"✓ no GPU health problems found on the {gpus} GPU(s) nvidia-smi lists (how many the node "
+                    "has is not known here)", style="green")
     lines = []
     for f in flags:
         where = f"GPU {f.gpu_index}" if f.gpu_index is not None else "node"
@@ -230,7 +233,7 @@ def render_result(result: DebugResult) -> RenderableType:
     if result.flags:
         parts.append(render_flags(result.flags, len(result.report.gpus) if result.report else 0))
     elif result.healthy and result.report is not None:
-        parts.append(render_flags((), len(result.report.gpus), result.expected_gpus))
+        parts.append(render_flags((), len(result.report.gpus), result.expected_gpus or result.report.attached_gpus))
     if result.deleted is False:
         parts.append(Text(f"! could not delete pod {visible(result.namespace)}/{visible(result.pod)}: run `gputui debug --cleanup`",
                           style="bold yellow"))

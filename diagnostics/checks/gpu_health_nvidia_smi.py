@@ -165,7 +165,10 @@ def gpu_health_nvidia_smi(snap: Snapshot) -> Iterator[Finding | int]:
     Kubernetes only sees what the device plugin tells it: a node can stay Ready and keep
     advertising GPUs while its driver is gone, a GPU has fallen off the bus, or GPU memory has
     uncorrectable ECC errors and pending row remaps. Pods scheduled there crash or compute wrong
-    results, and Karpenter keeps the node because nothing in the API says it is broken.
+    results, and Karpenter keeps the node because nothing in the API says it is broken. A GPU that
+    fell off the bus is often simply absent from nvidia-smi's list, so the GPUs listed are counted
+    against what the node has (its GPU count labels or instance type): the ones still visible being
+    fine is no verdict on the node.
 
     Fix:
     Follow the finding: a lost GPU, a failed row remap, a missing driver or a corrupted infoROM

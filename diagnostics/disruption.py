@@ -469,6 +469,10 @@ def _hint(msg: str, gpu_pods: bool = False) -> str:
     if "cheaper node" in msg or "lower-priced node" in msg:  # older: "Can't replace with a lower-priced node"
         return ("Karpenter found no cheaper replacement for the pods still here (often CPU pods on a GPU node): "
                 "move them to CPU nodes with a GPU taint on the pool.")
+    if "SpotToSpotConsolidation requires" in msg:  # the gate is on: too few cheaper spot types (core consolidation.go)
+        return ("Karpenter replaces a single spot node with a spot node only when at least 15 cheaper spot instance "
+                "types fit its pods (to avoid a race to the bottom): allow more GPU instance types in the pool's "
+                "requirements, or remove the node manually.")
     if "SpotToSpotConsolidation" in msg:
         return "Enable the SpotToSpotConsolidation feature gate, or remove the node manually."
     return "Read the Karpenter controller log for this node."

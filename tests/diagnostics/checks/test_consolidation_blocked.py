@@ -383,3 +383,19 @@ def test_underused_node_in_a_pool_with_consolidation_disabled() -> None:
     assert f.title.endswith("not consolidated: NodePool gpu has consolidateAfter: Never (consolidation disabled)")
     assert ("kubectl patch nodepool gpu --type merge -p '{\"spec\":{\"disruption\":{\"consolidateAfter\":\"30m\"}}}'"
             in f.remediation.commands)
+
+
+def test_spot_to_spot_needs_fifteen_cheaper_types_not_the_feature_gate() -> None:
+    # core disruption/consolidation.go: with the gate on, a spot node is replaced only from at least 15 cheaper
+    # spot types (MinInstanceTypesForSpotToSpotConsolidation); a GPU pool rarely has that many.
+    msg = ("SpotToSpotConsolidation requires 15 cheaper instance type options than the current candidate to "
+           "consolidate, got 2")
+    f = finding(pool(), node(), claim(), DAEMON_POD, pod("nb-alice-0", gpu=True, owner="StatefulSet"),
+                event("NodeClaim", "gpu-abc12", "Unconsolidatable", msg))
+    assert f.title.endswith(f"not consolidated: {msg}")
+    assert "feature gate" not in f.remediation.text
+    assert "at least 15 cheaper spot instance types" in f.remediation.text
+    f = finding(pool(), node(), claim(), DAEMON_POD, pod("nb-alice-0", gpu=True, owner="StatefulSet"),
+                event("NodeClaim", "gpu-abc12", "Unconsolidatable",
+                      "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node"))
+    assert "Enable the SpotToSpotConsolidation feature gate" in f.remediation.text

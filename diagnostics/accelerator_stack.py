@@ -386,6 +386,8 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
     for layer in stack.layers:
         daemonsets = _ds_named(snap, layer)
         if not daemonsets:
+            if stack.provider == "dra":
+                break  # a DRA driver GKE (or another platform) manages: its devices are ResourceSlices
             if layer.registers:
                 what = f"{stack.vendor_name} {layer.name}"
                 return Diagnosis(stack, layer.name, f"no {what} DaemonSet in the cluster",

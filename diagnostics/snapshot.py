@@ -114,6 +114,9 @@ class Snapshot:
     """Log tails of the accelerator-stack containers that keep a GPU node from advertising its GPUs, by
     `namespace/pod/container` (the previous run's when it restarted); read by the one-shot collection
     (diagnostics.accelerator_stack.logs_to_read), absent in the live view."""
+    resource_claims: Mapping[str, Any] = field(default_factory=dict)
+    """DRA ResourceClaims pending pods wait on, by `namespace/name`: the object as read, or `{"error": why}`
+    when it could not be read; read by the one-shot collection (gputui.dra_claims), absent in the live view."""
     target: str = "cluster"
     pods_read_on: frozenset[str] | None = None
     """When the pods source is partial (read for one target): the nodes whose pods were all read."""

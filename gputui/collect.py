@@ -20,6 +20,7 @@ from gputui.collect_pod import PodReads, broken_candidates
 from gputui.kubeapi import Api, BrokenAnswer, ClusterInfo, KubeError, Unauthorized, Unreachable
 from gputui.reads import Merged, freeze, merge, raise_if_unreachable, read, retrying
 from gputui.resources import RESOURCES
+from gputui.dra_claims import with_resource_claims
 from gputui.stack_logs import with_stack_logs
 from gputui.store import Store
 
@@ -76,7 +77,7 @@ def collect(api: Api, info: ClusterInfo, target: ObjectRef | None = None, *,
         _require_target(snap, target)
     if aws is not None:
         snap = _with_aws(snap, aws)
-    return with_stack_logs(api, snap)
+    return with_resource_claims(api, with_stack_logs(api, snap))
 
 
 _SOURCE_OF_KIND = {"Pod": "pods", "Node": "nodes", "NodeClaim": "nodeclaims", "NodePool": "nodepools",

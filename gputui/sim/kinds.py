@@ -153,6 +153,13 @@ _KINDS: tuple[KindInfo, ...] = (
     KindInfo("RuntimeClass", "runtimeclasses", "node.k8s.io", "v1", False, "runtimeclass", (), (),
              source="runtimeclasses"),
     KindInfo("PriorityClass", "priorityclasses", "scheduling.k8s.io", "v1", False, "priorityclass", ("pc",), ()),
+    # Dynamic Resource Allocation (GA in 1.34): GPUs of a DRA driver are ResourceSlice devices, pods get them
+    # through ResourceClaims.
+    KindInfo("ResourceClaim", "resourceclaims", "resource.k8s.io", "v1", True, "resourceclaim", (), (),
+             subresources=("status",), model="ResourceV1ResourceClaim"),
+    KindInfo("ResourceSlice", "resourceslices", "resource.k8s.io", "v1", False, "resourceslice", (), (),
+             extra_fields=("spec.nodeName", "spec.driver")),
+    KindInfo("DeviceClass", "deviceclasses", "resource.k8s.io", "v1", False, "deviceclass", (), ()),
     KindInfo(
         "NodeClaim", "nodeclaims", "karpenter.sh", "v1", False, "nodeclaim", (), ("karpenter",),
         subresources=("status",), builtin=False, source="nodeclaims",

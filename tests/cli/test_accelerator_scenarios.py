@@ -59,6 +59,10 @@ CASES = {c.scenario: c for c in (
     Case("gke-no-accelerator-pool", "pod/ml/llama-70b-h100-7b9c5d4f8-k2x8p",
          ("cluster-autoscaler adds no node", "no node pool offers accelerator nvidia-h100-80gb", "l4-pool=nvidia-l4"),
          "--accelerator type=nvidia-h100-80gb,count=8,gpu-driver-version=default", check="pod-autoscaler-no-scale-up"),
+    Case("dra-node", "pod/ml/asr-dra-7c8d9f6b5-r2m4x",
+         ("waits on DRA: claim asr-dra-7c8d9f6b5-r2m4x-gpu-", "(gpu: gpu.nvidia.com x1) is not allocated",
+          "no node has enough free devices"),
+         "kubectl get resourceslices -o wide", check="pod-resourceclaim-unallocated"),
 )}
 
 
@@ -115,3 +119,16 @@ def test_the_waiting_pod_is_told_the_same_layer(cluster: tuple[Case, Path], caps
     code, data = diagnose(cfg, case, case.pod, capsys=capsys, monkeypatch=monkeypatch)
     assert code == ExitCode.FINDINGS_ERROR
     _assert_names_the_layer(_root(data, case), case)
+
+
+def test_a_dra_node_is_not_reported_for_advertising_no_gpus(capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Its GPU is a ResourceSlice device: "0 GPUs advertised" and "delete the node" would be false."""
+    case = CASES["dra-node"]
+    with SimCluster(case.scenario) as sim:
+        cfg = tmp_path / "kubeconfig"
+        sim.write_kubeconfig(cfg)
+        _, data = diagnose(cfg, case, "node/gke-ml-prod-l4-dra-5e1a9c3d-b7n4", capsys=capsys, monkeypatch=monkeypatch)
+    assert not [f for f in data["findings"] if f["subject"] == "node/gke-ml-prod-l4-dra-5e1a9c3d-b7n4"]
+    examined = {r["check"]: r for r in data["results"]}
+    assert examined["gpu-not-advertised"]["status"] == "passed"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from diagnostics import Finding, run
-from diagnostics.accelerator_stack import node_platform, node_vendor
+from diagnostics.accelerator_stack import node_platform, node_stack, node_vendor
 from diagnostics.snapshot import SourceState
 from gputui import ingest
 from gputui.sim.scenario import list_scenarios, load_scenario
@@ -47,6 +47,8 @@ def test_no_finding_offers_another_stacks_fix(name: str) -> None:
             continue
         if node_vendor(node) != "nvidia":
             assert not [w for w in NVIDIA_ONLY if w in text], (f.check, f.title, text)
+        if node_stack(snap, node).provider == "dra":  # its GPUs are ResourceSlice devices: never "replace it"
+            assert "delete node" not in text and "cordon" not in text, (f.check, f.title, text)
         if node_platform(node) == "gke":
             assert not [w for w in AWS_ONLY if w in text], (f.check, f.title, text)
 

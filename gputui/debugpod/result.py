@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from gputui.debugpod.failures import DebugFailure, from_report
 from gputui.debugpod.health import HealthFlag, health_flags
-from gputui.debugpod.nvidia_smi import GpuReport, parse, to_json
+from gputui.debugpod.nvidia_smi import GpuReport, GpuRow, parse, to_json
 from gputui.debugpod.pod_spec import PodOptions
 
 if TYPE_CHECKING:
@@ -164,6 +164,13 @@ def _unread(report: GpuReport, source: str) -> DebugFailure | None:
                             _recognised(report), report.source_format,
                             ("Paste the whole output of `nvidia-smi`, `nvidia-smi -q` or `nvidia-smi --query-gpu=... "
                              "--format=csv` (with its header), or the log of a gputui debug pod.",))
+    if not any(_health_read(g) for g in report.gpus):
+        return DebugFailure("no-health-values", "input",
+                            f"could not read GPU health from {source}: it lists {len(report.gpus)} GPU(s) but no health "
+                            "value (temperature, ECC, remapped rows, retired pages, power)",
+                            f"read as {report.source_format}", report.source_format,
+                            ("`nvidia-smi -L` and process lists name GPUs without judging them: attach `nvidia-smi` "
+                             "or `nvidia-smi -q`.",))
     attached = report.attached_gpus
     if attached and len(report.gpus) < attached:
         read = ", ".join(str(g.index) for g in report.gpus if g.index is not None)
@@ -175,3 +182,14 @@ def _unread(report: GpuReport, source: str) -> DebugFailure | None:
                             ("The output was cut off (a size limit of the ticket or chat?), or `nvidia-smi -q -i N` "
                              "picked one GPU: attach the whole `nvidia-smi -q` of the node.",))
     return None
+
+
+_HEALTH_FIELDS = ("temperature.gpu", "power.draw", "ecc.mode.current", "ecc.errors.uncorrected.volatile.total",
+                  "retired_pages.pending", "remapped_rows.pending", "remapped_rows.failure")
+
+
+def _health_read(gpu: GpuRow) -> bool:
+    """nvidia-smi said something about this GPU's health (a value, or why it has none)."""
+    values = (gpu.temperature_c, gpu.power_w, gpu.ecc_mode, gpu.ecc_uncorrected_volatile, gpu.retired_pages_pending,
+              gpu.remapped_rows_pending, gpu.remapped_rows_failure)
+    return any(v is not None for v in values) or any(f in gpu.unavailable for f in _HEALTH_FIELDS)

@@ -86,6 +86,13 @@ def test_headerless_csv_with_unknown_columns_is_could_not_read(capsys: Capsys, t
     assert HEALTHY not in out
 
 
+def test_a_gpu_list_is_no_health_reading(capsys: Capsys, tmp_path: Path) -> None:
+    # `nvidia-smi -L` names the GPUs and says nothing about their health: no check mark for it.
+    code, out, _ = _parse(capsys, tmp_path, section_body("h100", "capabilities", "nvidia-smi -L") + "\n")
+    assert code == 6
+    assert "it lists 1 GPU(s) but no health value" in out and HEALTHY not in out
+
+
 def test_truncated_query_of_eight_gpus(capsys: Capsys, tmp_path: Path) -> None:
     # The real H100 `-q` with "Attached GPUs : 8": what an 8-GPU node's -q looks like when a ticket
     # kept only its first GPU section.

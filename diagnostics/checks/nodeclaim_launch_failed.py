@@ -49,9 +49,31 @@ FIXES: dict[str, LaunchFix] = {
         "the Karpenter controller role is not authorized to use the AMI",
         "Grant the controller role ec2:RunInstances/CreateFleet on the image (or share the AMI with the account).",
         ("kubectl get ec2nodeclass {nodeclass} -o jsonpath='{{.status.amis}}'",)),
+    "SCPDeny": LaunchFix(
+        "an AWS Organizations service control policy denies the launch (an explicit deny no IAM policy of this "
+        "account can override)",
+        "Ask the organization's administrators (management account) to exempt the Karpenter controller role, or to "
+        "allow the denied action, instance type or region in the SCP; editing the controller role changes nothing. "
+        "Meanwhile restrict the NodePool to what the SCP allows (instance types, regions, tags it requires).",
+        ("aws sts decode-authorization-message --encoded-message ENCODED_MESSAGE --query DecodedMessage --output text",
+         "aws organizations list-policies-for-target --target-id ACCOUNT_ID --filter SERVICE_CONTROL_POLICY")),
+    "BoundaryDeny": LaunchFix(
+        "the Karpenter controller role's permissions boundary denies the launch",
+        "Allow the denied action in the role's permissions boundary (adding it to the role's policies is not enough).",
+        ("aws iam get-role --role-name KARPENTER_CONTROLLER_ROLE --query Role.PermissionsBoundary",)),
+    "PassRoleDenied": LaunchFix(
+        "the Karpenter controller may not pass the node role (iam:PassRole) to the instance profile",
+        "Allow iam:PassRole on the node role (the EC2NodeClass spec.role) for the Karpenter controller role.",
+        ("kubectl get ec2nodeclass {nodeclass} -o jsonpath='{{.spec.role}}{{\"\\n\"}}{{.status.instanceProfile}}'",)),
+    "UnsupportedInZone": LaunchFix(
+        "the instance type is not offered in the zone Karpenter picked",
+        "Restrict the NodePool's topology.kubernetes.io/zone (or the EC2NodeClass subnets) to zones that offer the "
+        "instance type.",
+        ("aws ec2 describe-instance-type-offerings --location-type availability-zone "
+         "--query 'InstanceTypeOfferings[].[InstanceType,Location]' --output text",)),
     "Unauthorized": LaunchFix(
-        "the Karpenter controller's IAM role is not allowed to launch the instance (policy, permission boundary "
-        "or SCP)",
+        "the Karpenter controller's IAM role is not allowed to launch the instance (a permission its policies lack, "
+        "or an explicit deny in them)",
         "Add the missing EC2 permission to the Karpenter controller role; the message names the denied action.",
         ("kubectl -n \"${{KARPENTER_NAMESPACE:-kube-system}}\" get serviceaccount karpenter -o yaml",
          "aws cloudtrail lookup-events --lookup-attributes AttributeKey=EventName,AttributeValue=CreateFleet "
@@ -151,6 +173,11 @@ _MESSAGE_HINTS = (
     ("PendingVerification", "AccountPendingVerification"),
     ("no amis exist", "AMINotFound"),  # launch template resolution, v0.3x-v1.x
     ("Not authorized for images", "AMIAuthorizationFailure"),
+    # The IAM evaluation says which policy type denied (AWS "not authorized" messages since 2021).
+    ("explicit deny in a service control policy", "SCPDeny"),
+    ("explicit deny in a permissions boundary", "BoundaryDeny"),
+    ("iam:PassRole", "PassRoleDenied"),
+    ("is not supported in your requested Availability Zone", "UnsupportedInZone"),
     ("UnauthorizedOperation", "Unauthorized"),
     ("AccessDenied", "Unauthorized"),
     ("not authorized", "Unauthorized"),

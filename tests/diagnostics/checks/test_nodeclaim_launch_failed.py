@@ -123,12 +123,33 @@ def test_launch_failed_raw_error_is_classified_from_its_text() -> None:
               f'lastTransitionTime: "2026-08-21T09:51:00Z"}}')
     (result,) = run(snapshot(POOL_AND_CLASS, c), only=[CHECK]).results
     (f,) = result.findings
-    assert "not launched for 9m: LaunchFailed (Unauthorized) - the Karpenter controller's IAM role" in f.title
+    # An SCP deny is not fixed in the controller role: the title and the fix say where it is.
+    assert "not launched for 9m: LaunchFailed (SCPDeny) - an AWS Organizations service control policy" in f.title
+    assert "editing the controller role changes nothing" in f.remediation.text
     cond = next(e for e in f.evidence if e.path == "status.conditions[Launched]")
     assert len(cond.value["message"]) <= 303  # Karpenter-sized, not the whole encoded blob
     timeout = next(e for e in f.evidence if e.path == "launch timeout")
     assert "4m past the timeout and not deleted" in timeout.note
     assert "check that its controller runs" in f.remediation.text
+
+
+@pytest.mark.parametrize("text, mapped, cause", [
+    ("User: arn:aws:sts::111122223333:assumed-role/KarpenterController/1 is not authorized to perform: ec2:CreateFleet "
+     "on resource: arn:aws:ec2:us-east-1:111122223333:fleet/* because no identity-based policy allows the "
+     "ec2:CreateFleet action", "Unauthorized", "the Karpenter controller's IAM role is not allowed"),
+    ("is not authorized to perform: ec2:RunInstances with an explicit deny in a permissions boundary", "BoundaryDeny",
+     "permissions boundary denies the launch"),
+    ("is not authorized to perform: iam:PassRole on resource: arn:aws:iam::111122223333:role/KarpenterNodeRole",
+     "PassRoleDenied", "may not pass the node role"),
+    ("Unsupported: Your requested instance type (p5.48xlarge) is not supported in your requested Availability Zone "
+     "(us-east-1e).", "UnsupportedInZone", "not offered in the zone"),
+])
+def test_launch_errors_are_told_apart_by_their_aws_text(text: str, mapped: str, cause: str) -> None:
+    c = claim("gpu-inference-z8v3q", "2026-08-21T09:58:00Z",
+              f'{{type: Launched, status: Unknown, reason: LaunchFailed, message: "creating instance, {text}", '
+              f'lastTransitionTime: "2026-08-21T09:58:00Z"}}')
+    (f,) = run(snapshot(POOL_AND_CLASS, c), only=[CHECK]).results[0].findings
+    assert f"LaunchFailed ({mapped}) - " in f.title and cause in f.title, f.title
 
 
 @pytest.mark.parametrize("reason, message, cause", [

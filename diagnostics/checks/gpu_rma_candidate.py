@@ -14,6 +14,7 @@ from diagnostics.metric_facts import (
     XID,
     GpuLabels,
     MetricFacts,
+    MetricUnavailable,
     NodeResolver,
     Sample,
     absence_evidence,
@@ -129,6 +130,9 @@ def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
     number (`nvidia-smi --query-gpu=index,uuid,serial --format=csv`) and an `nvidia-bug-report.sh`.
     """
     facts = facts_for(snap, XID, "rma_xid_events", "rma_xid_first", "rma_xid_last")
+    if "rma_xid_events" not in facts.queries:
+        # A bundle written before this check existed: no week of history was read, so no all-clear either.
+        raise MetricUnavailable("prometheus: the week of Xid history was not queried in this snapshot")
     resolver = NodeResolver(snap)
     examined = {(_key(GpuLabels.of(s.labels))) for s in facts.get("gpu_temp") or facts.get("gpu_util")}
     gpus = _gpus(facts)

@@ -57,6 +57,23 @@ def test_one_failure_or_application_xids_are_not_candidates(diagnose: Callable[.
     assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS}
 
 
+def test_skipped_when_the_week_was_not_queried(facts: Callable[[str], object]) -> None:
+    # A bundle from before this check: its Prometheus facts hold no week of history.
+    import dataclasses
+
+    from diagnostics import run
+    from diagnostics.snapshot import SourceState
+    from tests.builders import snapshot
+
+    week = facts("week")
+    old = dataclasses.replace(week, queries={p: q for p, q in week.queries.items() if not p.startswith("rma_")},  # type: ignore[type-var]
+                              samples={p: s for p, s in week.samples.items() if not p.startswith("rma_")})  # type: ignore[attr-defined]
+    (result,) = run(snapshot(CLUSTER, sources={"prometheus": SourceState.OK}, metrics=old),
+                    only=["gpu-rma-candidate"]).results
+    assert result.status is CheckStatus.SKIPPED
+    assert "week of Xid history was not queried" in result.reason
+
+
 def test_subject_is_the_node(diagnose: Callable[..., Report]) -> None:
     assert _findings(diagnose)[REPEAT].subject == ObjectRef("Node", REPEAT)
 

@@ -179,3 +179,145 @@ def test_nvml_error_spellings() -> None:
     assert nvml_error("nvml init failed: ERROR_LIBRARY_NOT_FOUND") == "ERROR_LIBRARY_NOT_FOUND"
     assert nvml_error("Failed to initialize NVML: could not load NVML library.") == "ERROR_LIBRARY_NOT_FOUND"
     assert nvml_error("Starting to serve 'nvidia.com/gpu'") == ""
+
+
+YOUNG_CLAIM = """
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: gpu-7xk2q
+  creationTimestamp: "2026-08-21T09:57:30Z"
+  labels: {karpenter.sh/nodepool: gpu, node.kubernetes.io/instance-type: g5.2xlarge}
+spec:
+  resources: {requests: {nvidia.com/gpu: "1"}}
+status:
+  nodeName: ip-10-0-12-34.ec2.internal
+  providerID: aws:///us-east-1b/i-0abc123def4567890
+  conditions:
+  - {type: Launched, status: "True", reason: Launched, lastTransitionTime: "2026-08-21T09:58:00Z"}
+  - {type: Registered, status: "True", reason: Registered, lastTransitionTime: "2026-08-21T09:58:45Z"}
+  - type: Initialized
+    status: Unknown
+    reason: ResourceNotRegistered
+    message: Resource "nvidia.com/gpu" was requested but not registered
+    lastTransitionTime: "2026-08-21T09:58:45Z"
+"""
+
+
+def test_a_75_second_old_node_gets_at_most_info_from_every_check() -> None:
+    young = NODE.replace('creationTimestamp: "2026-08-21T09:20:00Z"', 'creationTimestamp: "2026-08-21T09:58:45Z"')
+    plugin = ds("nvidia-device-plugin-daemonset", "nvidia.com/gpu.present", ns="kube-system")
+    starting = pod("nvidia-device-plugin-daemonset-5bf8q", "nvidia-device-plugin-daemonset", "Pending", """
+  - {name: nvidia-device-plugin-ctr, ready: false, restartCount: 0, state: {waiting: {reason: ContainerCreating}}}
+""", ns="kube-system")
+    report = run(snapshot(young, plugin, starting, YOUNG_CLAIM))
+    assert report.findings, "the starting node is still shown"
+    assert max(f.severity or Severity.OK for f in report.findings) <= Severity.INFO, [
+        (f.check, f.severity, f.title) for f in report.findings]
+
+
+def test_operator_maintenance_is_info_not_a_missing_plugin() -> None:
+    paused = NODE.replace('nvidia.com/gpu.deploy.device-plugin: "true"',
+                          "nvidia.com/gpu.deploy.device-plugin: paused-for-mig-change")
+    (f,) = run(snapshot(paused, OPERATOR), only=["gpu-not-advertised"]).findings
+    assert f.severity is Severity.INFO
+    assert "GPU Operator maintenance in progress (nvidia.com/gpu.deploy.device-plugin=paused-for-mig-change)" in f.title
+
+
+AMD_NODE = (NODE.replace("g5.2xlarge", "g4ad.xlarge")
+            .replace("karpenter.k8s.aws/instance-gpu-manufacturer: nvidia", "karpenter.k8s.aws/instance-gpu-manufacturer: amd")
+            .replace("{key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}", "{key: amd.com/gpu, value: \"true\", effect: NoSchedule}"))
+
+
+def test_amd_node_is_told_about_the_amd_plugin_and_its_driver() -> None:
+    nvidia = ds("nvidia-device-plugin-daemonset", "nvidia.com/gpu.present", ns="kube-system")
+    (f,) = run(snapshot(AMD_NODE, nvidia), only=["gpu-not-advertised"]).findings
+    assert "no AMD device plugin DaemonSet" in f.title
+    assert "nvidia" not in (f.remediation.text + " ".join(f.remediation.commands)).lower()
+    amd = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: amdgpu-device-plugin-daemonset, namespace: kube-system}
+spec:
+  selector: {matchLabels: {name: amdgpu-dp-ds}}
+  template:
+    spec:
+      tolerations: [{key: amd.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers: [{name: amdgpu-dp-cntr, image: rocm/k8s-device-plugin}]
+status: {desiredNumberScheduled: 1, numberReady: 0}
+"""
+    crash = pod("amdgpu-device-plugin-daemonset-k2x8p", "amdgpu-device-plugin-daemonset", "Running", """
+  - name: amdgpu-dp-cntr
+    ready: false
+    restartCount: 6
+    state: {waiting: {reason: CrashLoopBackOff}}
+    lastState:
+      terminated:
+        exitCode: 2
+        reason: Error
+        message: "F0821 09:51:02.118530       1 amdgpu.go:83] amdgpu driver unavailable. exiting with exit code 2. error: no such file"
+""", ns="kube-system")
+    (f,) = run(snapshot(AMD_NODE, nvidia, amd, crash), only=["gpu-not-advertised"]).findings
+    assert "amdgpu-device-plugin-daemonset pod amdgpu-device-plugin-daemonset-k2x8p" in f.title
+    assert "the amdgpu kernel driver is not loaded" in f.title
+    assert not any("nvidia" in c for c in f.remediation.commands)
+
+
+GKE_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: gke-ml-t4-pool-1a2b3c4d-q8w2
+  creationTimestamp: "2026-08-21T09:20:00Z"
+  labels:
+    cloud.google.com/gke-nodepool: t4-pool
+    cloud.google.com/gke-accelerator: nvidia-tesla-t4
+    cloud.google.com/gke-accelerator-count: "1"
+    node.kubernetes.io/instance-type: n1-standard-8
+spec:
+  providerID: gce://ml-prod/us-central1-a/gke-ml-t4-pool-1a2b3c4d-q8w2
+  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+status:
+  conditions: [{type: Ready, status: "True"}]
+  capacity: {cpu: "8"}
+  allocatable: {cpu: "7910m"}
+"""
+
+
+def test_gke_manual_driver_installer_is_the_first_broken_layer() -> None:
+    """No `cloud.google.com/gke-gpu-driver-version` label: the nvidia-driver-installer DaemonSet installs the driver."""
+    installer = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-driver-installer, namespace: kube-system}
+spec:
+  selector: {matchLabels: {k8s-app: nvidia-driver-installer}}
+  template:
+    spec:
+      tolerations: [{operator: Exists}]
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: cloud.google.com/gke-accelerator, operator: Exists}
+              - {key: cloud.google.com/gke-gpu-driver-version, operator: DoesNotExist}
+      containers: [{name: pause, image: gcr.io/google-containers/pause:2.0}]
+status: {desiredNumberScheduled: 1, numberReady: 0}
+"""
+    failing = pod("nvidia-driver-installer-7xk2p", "nvidia-driver-installer", "Pending", """
+  - {name: pause, ready: false, restartCount: 0, state: {waiting: {reason: PodInitializing}}}
+  - name: nvidia-driver-installer
+    ready: false
+    restartCount: 5
+    state: {waiting: {reason: CrashLoopBackOff}}
+    lastState: {terminated: {exitCode: 1, reason: Error}}
+""", ns="kube-system").replace("ip-10-0-12-34.ec2.internal", "gke-ml-t4-pool-1a2b3c4d-q8w2")
+    snap = snapshot(GKE_NODE, installer, failing)
+    d = diagnose_node(snap, snap.nodes[0])
+    assert (d.stack.provider, d.layer) == ("gke", "driver installer")
+    (f,) = run(snap, only=["gpu-not-advertised"]).findings
+    assert "nvidia-driver-installer pod nvidia-driver-installer-7xk2p is not ready (nvidia-driver-installer: " \
+           "CrashLoopBackOff, 5 restarts" in f.title
+    assert "GKE NVIDIA driver installer" in f.remediation.text
+    assert not any("helm" in c or "karpenter" in c.lower() for c in f.remediation.commands)

@@ -405,10 +405,39 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
                          "nvidia.com/gpu in status.allocatable", (), (f"kubectl get resourceslices "
                                                                      f"--field-selector spec.nodeName={node.name}",),
                          "Nothing to fix: pods get these GPUs through ResourceClaims.", elsewhere=True)
-    return Diagnosis(stack, "device plugin",
-                     f"the {stack.vendor_name} device plugin pod is running but registered no "
-                     f"{'Neuron devices' if stack.vendor == NEURON else 'GPUs'} (driver/AMI or NVML problem)", (), ("gputui debug node/" + node.name,),
-                     "Look at the plugin's log and at the driver on the node.")
+    return _running_but_silent(snap, node, stack)
+
+
+def _running_but_silent(snap: Snapshot, node: Node, stack: Stack) -> Diagnosis:
+    """Every layer is up, yet nothing is registered: a plugin started with `failOnInitError: false` blocks
+    forever after an NVML error (k8s-device-plugin README), so its log is the only place the cause shows."""
+    cause = (f"the {stack.vendor_name} device plugin pod is running but registered no "
+             f"{'Neuron devices' if stack.vendor == NEURON else 'GPUs'} (driver/AMI or NVML problem)")
+    ev: list[Evidence] = []
+    commands = [health_command(node)]
+    log: tuple[str, str, bool] | None = None
+    registering = [layer for layer in stack.layers if layer.registers]
+    for ds in (_ds_named(snap, registering[0]) if registering else []):
+        pod = pod_of(snap, ds, node) if snap.status("pods").state.usable else None
+        if pod is None or not pod.containers:
+            continue
+        cname = pod.containers[0].name
+        log = (f"{pod.namespace}/{pod.name}", cname, False)
+        commands.insert(0, f"kubectl logs -n {pod.namespace} {pod.name} -c {cname} --tail=50")
+        text = snap.pod_logs.get(f"{pod.namespace}/{pod.name}/{cname}", "")
+        if text:
+            lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+            ev.append(Evidence(EvidenceKind.LOG, pod.ref, f"logs[{cname}]", "\n".join(lines[-6:]),
+                               note="last lines of its log"))
+            nvml = nvml_error(text)
+            if nvml:
+                cause = (f"{ds.meta.name} pod {pod.name} is running but registered nothing: Failed to initialize NVML: "
+                         f"{nvml} - {_nvml_cause(nvml)}")
+            elif "No devices found" in text:
+                cause = f"{ds.meta.name} pod {pod.name} is running but found no devices (`No devices found. Waiting indefinitely.`)"
+        break
+    return Diagnosis(stack, "device plugin", cause, tuple(ev), tuple(commands),
+                     "Look at the plugin's log and at the driver on the node.", log=log)
 
 
 def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemonsets: list[DaemonSet],

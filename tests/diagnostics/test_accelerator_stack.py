@@ -8,7 +8,7 @@ init containers, `nvidia.com/gpu.deploy.*` gates), the standalone plugin's NVML 
 from __future__ import annotations
 
 from diagnostics import Severity, run
-from diagnostics.accelerator_stack import diagnose_node, node_stack, nvml_error
+from diagnostics.accelerator_stack import diagnose_node, logs_to_read, node_stack, nvml_error
 from tests.builders import snapshot
 
 NODE = """
@@ -321,3 +321,21 @@ status: {desiredNumberScheduled: 1, numberReady: 0}
            "CrashLoopBackOff, 5 restarts" in f.title
     assert "GKE NVIDIA driver installer" in f.remediation.text
     assert not any("helm" in c or "karpenter" in c.lower() for c in f.remediation.commands)
+
+
+def test_a_running_plugin_that_found_nothing_is_explained_by_its_log() -> None:
+    """`failOnInitError: false`: the plugin stays Running and Ready after an NVML error; only its log says why."""
+    plugin = ds("nvidia-device-plugin-daemonset", "nvidia.com/gpu.present", ns="kube-system")
+    up = pod("nvidia-device-plugin-daemonset-5bf8q", "nvidia-device-plugin-daemonset", "Running", """
+  - {name: nvidia-device-plugin-ctr, ready: true, restartCount: 0, state: {running: {startedAt: "2026-08-21T09:21:00Z"}}}
+""", ns="kube-system")
+    snap = snapshot(NODE, plugin, up)
+    assert logs_to_read(snap) == [("kube-system", "nvidia-device-plugin-daemonset-5bf8q", "nvidia-device-plugin-ctr", False)]
+    log = ("I0821 09:21:02.1 main.go:356] Retrieving plugins.\n"
+           "E0821 09:21:02.2 factory.go:112] Failed to initialize NVML: Driver Not Loaded.\n"
+           "I0821 09:21:02.3 main.go:172] Failed to start one or more plugins. Retrying in 30s...\n")
+    snap = snapshot(NODE, plugin, up, pod_logs={
+        "kube-system/nvidia-device-plugin-daemonset-5bf8q/nvidia-device-plugin-ctr": log})
+    (f,) = run(snap, only=["gpu-not-advertised"]).findings
+    assert "is running but registered nothing: Failed to initialize NVML: Driver Not Loaded" in f.title
+    assert any(e.kind.value == "log" and "Driver Not Loaded" in e.value for e in f.evidence)

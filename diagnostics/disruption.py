@@ -135,21 +135,29 @@ def budget_window_end(b: Budget, now: datetime) -> datetime | None:
 
 
 def zero_budgets(pool: NodePool, reason: str, now: datetime) -> list[tuple[int, Budget, bool | None]]:
-    """Budgets allowing 0 disruptions for `reason` (Empty/Underutilized) that are in force at `now`.
+    """Budgets allowing 0 disruptions for `reason` (Empty/Underutilized/Drifted) that are in force at `now`.
 
-    Returns (index, budget, active) where active None means the schedule cannot be parsed; Karpenter
-    fails closed on that (0 allowed), so it blocks too.
+    Returns (index, budget, active) where active None means the schedule cannot be parsed. Karpenter fails
+    closed on that: the budget allows 0 whatever its `nodes`, and the error of any budget, whatever its
+    reasons, makes every reason allow 0 (core pkg/apis/v1/nodepool.go GetAllowedDisruptionsByReason,
+    MustGetAllowedDisruptions).
     """
     out = []
     for i, b in enumerate(pool.budgets):
-        if b.nodes.strip() not in ("0", "0%"):
-            continue
-        if b.reasons and reason not in b.reasons:
-            continue
         active = True if not b.schedule else budget_active(b.schedule, b.duration, now)
-        if active is not False:
-            out.append((i, b, active))
+        if active is None:
+            out.append((i, b, None))
+            continue
+        if not active or not _allows_none(b.nodes) or (b.reasons and reason not in b.reasons):
+            continue
+        out.append((i, b, active))
     return out
+
+
+def _allows_none(nodes: str) -> bool:
+    """`nodes` scales to 0: "0", "0%" (or "00"; percentages round up, so any other one allows a node)."""
+    text = nodes.strip().removesuffix("%")
+    return text.isdigit() and int(text) == 0
 
 
 def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
@@ -304,21 +312,27 @@ def _pool_blockers(snap: Snapshot, pool: NodePool, reason: str) -> list[Blocker]
             what = f"budget #{i} nodes={b.nodes} blocks {reason} disruptions at all times"
         body = {k: v for k, v in (("nodes", b.nodes), ("schedule", b.schedule), ("duration", b.duration),
                                   ("reasons", list(b.reasons))) if v}
+        note = ("Karpenter allows 0 for every disruption reason while a budget's schedule does not parse"
+                if active is None else f"applies to reason {reason}; most restrictive active budget wins")
         out.append(Blocker(
             "budget", f"NodePool {pool.name} {what}",
-            (Evidence.field(pool.ref, f"spec.disruption.budgets[{i}]", body,
-                            note=f"applies to reason {reason}; most restrictive active budget wins"),)
+            (Evidence.field(pool.ref, f"spec.disruption.budgets[{i}]", body, note=note),)
             + (event_ev if n == 0 else ()),
+            "Fix the budget's schedule (a 5-field cron or @daily-style macro, read in UTC)." if active is None else
             "Wait for the window to end, or allow one node at a time for this reason.",
+            (f"kubectl edit nodepool {pool.name}",) if active is None else
             (f"kubectl patch nodepool {pool.name} --type json -p "
              f"'[{{\"op\":\"replace\",\"path\":\"/spec/disruption/budgets/{i}/nodes\",\"value\":\"1\"}}]'",),
             (pool.ref,)))
     if pool_event is not None and not zeros:
-        # No zero budget, yet none allowed: deleting or NotReady nodes use up the pool's budget.
+        # Since v1.1 the event means a budget itself allows 0 (core disruption/helpers.go); v1.0 sent it once
+        # nodes being deleted or NotReady had used the budget up.
         out.append(Blocker(
             "budget", f"NodePool {pool.name}: {pool_event.message}", event_ev,
-            "The budget is used up by nodes already being deleted or NotReady; fix or remove those first, "
-            "or raise the budget.", (f"kubectl get nodes -l karpenter.sh/nodepool={pool.name}",), (pool.ref,)))
+            "Karpenter said so within the hour, but no budget in the spec allows 0 now: a scheduled window may "
+            "have closed since, or (Karpenter v1.0) nodes being deleted or NotReady used up the budget.",
+            (f"kubectl get nodepool {pool.name} -o jsonpath='{{.spec.disruption.budgets}}'",
+             f"kubectl get nodes -l karpenter.sh/nodepool={pool.name}"), (pool.ref,)))
     if pool.consolidate_after.strip() == "Never":
         out.append(Blocker(
             "consolidate-never", f"NodePool {pool.name} has consolidateAfter: Never (consolidation disabled)",

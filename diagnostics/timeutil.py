@@ -59,8 +59,9 @@ def human_age(seconds: float | None) -> str:
 def budget_active(schedule: str, duration: str, now: datetime) -> bool | None:
     """Is a scheduled disruption budget in force at `now` (UTC)? None if it cannot be evaluated.
 
-    Karpenter: the budget is active for `duration` after each time the cron `schedule` hits.
-    A malformed schedule fails closed in Karpenter; we return None and let the caller say so.
+    Karpenter (core pkg/apis/v1/nodepool.go Budget.IsActive): active when the cron `schedule` hit in
+    (now - duration, now], a hit at `now` included. A schedule its parser (robfig/cron ParseStandard)
+    rejects fails closed in Karpenter; we return None and let the caller say so.
     """
     dur = parse_go_duration(duration)
     if not schedule or dur is None:
@@ -72,19 +73,76 @@ def budget_active(schedule: str, duration: str, now: datetime) -> bool | None:
 
 
 _hits: dict[str, tuple[datetime, datetime]] = {}
-"""Per schedule: two consecutive hits. Strictly between them the last hit is the first one: every frame and
-diagnostics run asks for the same few schedules at nearly the same time, and croniter takes ~0.3 ms."""
+"""Per schedule: two consecutive hits. From the first up to the second the last hit is the first one: every
+frame and diagnostics run asks for the same few schedules at nearly the same time, and croniter takes ~0.3 ms."""
+
+_CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
+                (1, 12, {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep",
+                                                          "oct", "nov", "dec"))}),
+                (0, 6, {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}))
+_CRON_MACROS = frozenset(("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"))
+
+
+def _robfig_standard(schedule: str) -> str | None:
+    """The schedule as croniter should read it, None where robfig/cron v3 ParseStandard (Karpenter's parser)
+    rejects it: not exactly 5 fields, a value out of range (day-of-week 7), L/W/#, a backwards range. `?` is `*`.
+    (`@every` is robfig's too, but the NodePool CRD's pattern refuses it.)"""
+    spec = schedule.strip()
+    if spec.startswith("@"):
+        return spec if spec in _CRON_MACROS else None
+    fields = spec.split()
+    if len(fields) != 5:
+        return None
+    out = []
+    for text, (low, high, names) in zip(fields, _CRON_FIELDS):
+        parts = []
+        for expr in (e for e in text.split(",") if e):
+            span, _, step = expr.partition("/")
+            if "/" in step or (step and not _cron_int(step)):
+                return None
+            if span in ("*", "?"):
+                first, last = low, high
+            else:
+                ends = span.split("-")
+                if len(ends) > 2:
+                    return None
+                nums = [names[e.lower()] if e.lower() in names else _cron_int(e) for e in ends]
+                start, end = nums[0], nums[-1]
+                if start is None or end is None:
+                    return None
+                first, last = start, end
+                if step and len(ends) == 1:
+                    last = high  # "N/step" means "N-max/step"
+            if first < low or last > high or first > last or (step and _cron_int(step) == 0):
+                return None
+            parts.append(expr.replace("?", "*").replace("+", ""))
+        out.append(",".join(parts))
+    return " ".join(out)
+
+
+def _cron_int(text: str) -> int | None:
+    """strconv.Atoi's answer for a non-negative number (a sign allowed), else None."""
+    body = text[1:] if text[:1] in "+-" else text
+    if not body.isascii() or not body.isdigit() or text.startswith("-"):
+        return None
+    return int(body)
 
 
 def _last_hit(schedule: str, now: datetime) -> datetime | None:
+    """The latest hit at or before `now` (a hit at `now` counts, as in Karpenter), None if it cannot be parsed."""
     known = _hits.get(schedule)
     try:
-        if known is not None and known[0] < now < known[1] and now.tzinfo == known[0].tzinfo:
+        if known is not None and known[0] <= now < known[1] and now.tzinfo == known[0].tzinfo:
             return known[0]
+        spec = _robfig_standard(schedule)
+        if spec is None:
+            return None
         from croniter import croniter  # ~25 ms to import: only clusters with scheduled budgets pay it
 
-        last_hit = croniter(schedule, now).get_prev(datetime)
-        next_hit = croniter(schedule, last_hit).get_next(datetime)  # == now when now is a hit
+        last_hit = croniter(spec, now).get_prev(datetime)
+        next_hit = croniter(spec, last_hit).get_next(datetime)
+        if next_hit <= now:  # now is a hit itself: get_prev went one further back
+            last_hit, next_hit = next_hit, croniter(spec, next_hit).get_next(datetime)
     except (ValueError, KeyError):
         return None
     if len(_hits) >= 256:

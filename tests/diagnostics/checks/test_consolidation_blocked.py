@@ -399,3 +399,31 @@ def test_spot_to_spot_needs_fifteen_cheaper_types_not_the_feature_gate() -> None
                 event("NodeClaim", "gpu-abc12", "Unconsolidatable",
                       "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node"))
     assert "Enable the SpotToSpotConsolidation feature gate" in f.remediation.text
+
+
+def test_a_schedule_karpenter_cannot_parse_blocks_every_reason_whatever_its_nodes() -> None:
+    # core pkg/apis/v1/nodepool.go: Budget.GetAllowedDisruptions returns 0 with the cron error, whatever `nodes`
+    # says, and GetAllowedDisruptionsByReason collects the error of every budget (its reasons aside), so
+    # MustGetAllowedDisruptions allows 0 for each reason.
+    budgets = ('{consolidationPolicy: WhenEmpty, consolidateAfter: 10m, budgets: '
+               '[{nodes: "10%", reasons: [Drifted], schedule: "0 25 * * *", duration: 1h}]}')
+    f = finding(pool(budgets), node(), claim(), DAEMON_POD)
+    assert f.title.endswith("budget #0 nodes=10% has a schedule Karpenter cannot parse ('0 25 * * *' for '1h'): "
+                            "fails closed")
+    note = {e.path: e for e in f.evidence}["spec.disruption.budgets[0]"].note
+    assert "every disruption reason" in note
+    assert "kubectl edit nodepool gpu" in f.remediation.commands
+    assert not any("budgets/0/nodes" in c for c in f.remediation.commands)  # "1" would fail closed all the same
+
+
+def test_budget_event_without_a_zero_budget_in_the_spec() -> None:
+    # Since v1.1 core disruption/helpers.go publishes the NodePool event only when a budget itself allows 0
+    # (before nodes being deleted or NotReady are subtracted); v1.0 published it after the subtraction.
+    f = finding(pool('{consolidationPolicy: WhenEmpty, consolidateAfter: 10m, budgets: [{nodes: "10%"}]}'),
+                node(), claim(), DAEMON_POD,
+                event("NodePool", "gpu", "DisruptionBlocked",
+                      "No allowed disruptions for disruption reason Empty due to blocking budget"))
+    assert "NodePool gpu: No allowed disruptions for disruption reason Empty due to blocking budget" in f.title
+    text = f.remediation.text
+    assert "no budget in the spec allows 0 now" in text and "Karpenter v1.0" in text
+    assert "kubectl get nodepool gpu -o jsonpath='{.spec.disruption.budgets}'" in f.remediation.commands

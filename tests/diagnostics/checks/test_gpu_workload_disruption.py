@@ -356,3 +356,10 @@ def test_capacity_reservation_interruption_gives_two_minutes_and_instance_stoppi
     assert f.title.endswith("InstanceStopping: the EC2 instance is stopping")
     assert ("aws cloudtrail lookup-events --region us-east-1 --lookup-attributes "
             "AttributeKey=ResourceName,AttributeValue=i-0aa11bb22cc33dd44") in f.remediation.commands
+
+
+def test_a_broken_budget_schedule_holds_drift_whatever_its_reasons() -> None:
+    # An Underutilized budget whose cron Karpenter cannot parse: allowed disruptions are 0 for Drifted too.
+    budgets = '[{nodes: "1", reasons: [Underutilized], schedule: "0 25 * * *", duration: 1h}]'
+    r = result(pool(budgets=budgets), node(), claim(drifted="AMIDrift"), job())
+    assert r.status is CheckStatus.PASSED and r.examined == 1

@@ -561,6 +561,11 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
         if nvml.upper() == "ERROR_LIBRARY_NOT_FOUND" and node.labels.get("karpenter.k8s.aws/ec2nodeclass"):
             nc = node.labels["karpenter.k8s.aws/ec2nodeclass"]
             commands.append(f"kubectl get ec2nodeclass {nc} -o jsonpath='{{.status.amis}}'")
+            image = _node_image(snap, node)
+            if image is not None:
+                ev.append(image[1])
+                if image[0]:
+                    cause += f"; the node runs {image[0]}, not a GPU image"
     elif layer.name == "driver" and stack.provider == "gpu-operator" and cname != "nvidia-driver-ctr":
         commands.append(f"kubectl logs -n {pod.namespace} {pod.name} -c nvidia-driver-ctr --tail=50")
     elif layer.name == "container toolkit" and cname != "nvidia-container-toolkit-ctr":
@@ -589,6 +594,24 @@ def _pod_warning(snap: Snapshot, pod: Pod):  # type: ignore[no-untyped-def]
             if found is None or e.reason in _POD_FAILURES or found.reason not in _POD_FAILURES:
                 found = e
     return found
+
+
+def _node_image(snap: Snapshot, node: Node) -> tuple[str, Evidence] | None:
+    """(AMI name when it is not a GPU variant else '', evidence) for a Karpenter node: its NodeClaim's imageID,
+    named by the EC2NodeClass status (`amazon-eks-node-al2023-x86_64-standard-...` has no NVIDIA driver)."""
+    claim = snap.index.nodeclaim_by_node.get(node.name)
+    if claim is None:
+        return None
+    status = claim.obj.get("status") if isinstance(claim.obj, Mapping) else None
+    image = str(status.get("imageID") or "") if isinstance(status, Mapping) else ""
+    nodeclass = snap.index.nodeclass.get(claim.node_class)
+    if not image or nodeclass is None:
+        return None
+    name = next((str(a.get("name") or "") for a in nodeclass.amis if a.get("id") == image), "")
+    gpu = any(w in name.lower() for w in ("nvidia", "gpu", "neuron", "accelerated"))
+    return (f"{image} ({name})" if name and not gpu else "",
+            Evidence.field(claim.ref, "status.imageID", image,
+                           note=f"{name or 'not in'} EC2NodeClass {nodeclass.name} status.amis"))
 
 
 def runtime_handlers(node: Node) -> list[str] | None:

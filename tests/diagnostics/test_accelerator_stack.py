@@ -339,3 +339,42 @@ def test_a_running_plugin_that_found_nothing_is_explained_by_its_log() -> None:
     (f,) = run(snap, only=["gpu-not-advertised"]).findings
     assert "is running but registered nothing: Failed to initialize NVML: Driver Not Loaded" in f.title
     assert any(e.kind.value == "log" and "Driver Not Loaded" in e.value for e in f.evidence)
+
+
+def test_library_not_found_names_the_non_gpu_ami_the_nodeclass_resolved() -> None:
+    plugin = ds("nvidia-device-plugin-daemonset", "nvidia.com/gpu.present", ns="kube-system")
+    crash = pod("nvidia-device-plugin-daemonset-5bf8q", "nvidia-device-plugin-daemonset", "Running", """
+  - name: nvidia-device-plugin-ctr
+    ready: false
+    restartCount: 11
+    state: {waiting: {reason: CrashLoopBackOff}}
+    lastState: {terminated: {exitCode: 1, reason: Error}}
+""", ns="kube-system")
+    claim = """
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata: {name: gpu-7xk2q, labels: {karpenter.sh/nodepool: gpu}}
+spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}
+status:
+  nodeName: ip-10-0-12-34.ec2.internal
+  imageID: ami-0b1c2d3e4f5a69788
+  conditions: [{type: Initialized, status: Unknown, reason: ResourceNotRegistered}]
+"""
+    nodeclass = """
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: gpu}
+spec: {amiSelectorTerms: [{name: "amazon-eks-node-al2023-x86_64-standard-1.34-*"}]}
+status:
+  amis:
+  - {id: ami-0b1c2d3e4f5a69788, name: amazon-eks-node-al2023-x86_64-standard-1.34-v20260805}
+"""
+    log = "E0821 09:41:02.118571 1 main.go:132] error starting plugins: error creating plugin manager: " \
+          "unable to create plugin manager: nvml init failed: ERROR_LIBRARY_NOT_FOUND\n"
+    snap = snapshot(NODE, plugin, crash, claim, nodeclass, pod_logs={
+        "kube-system/nvidia-device-plugin-daemonset-5bf8q/nvidia-device-plugin-ctr": log})
+    (f,) = run(snap, only=["gpu-not-advertised"]).findings
+    assert "ERROR_LIBRARY_NOT_FOUND" in f.title
+    assert "the node runs ami-0b1c2d3e4f5a69788 (amazon-eks-node-al2023-x86_64-standard-1.34-v20260805), not a GPU image" \
+        in f.title
+    assert any(e.path == "status.imageID" for e in f.evidence)

@@ -108,6 +108,26 @@ def _gpus(facts: MetricFacts) -> dict[tuple[str, ...], _Gpu]:
     return gpus
 
 
+def history_lines(snap: Snapshot, node: str) -> list[tuple[str, str]]:
+    """(label, text) per GPU of `node` with Xids in the week, for a node page: `GPU 7 Xid history (7 days)`,
+    `Xid 79 x3: 2026-08-16 09:00 UTC .. 2026-08-21 09:40 UTC - RMA candidate (GT709)`. Empty without the facts."""
+    facts = snap.metrics
+    if not isinstance(facts, MetricFacts) or "rma_xid_events" not in facts.queries:
+        return []
+    resolver = NodeResolver(snap)
+    out = []
+    for g in sorted(_gpus(facts).values(), key=lambda g: g.labels.index):
+        if resolver.node(g.labels) != node or not g.xids:
+            continue
+        parts = [f"Xid {code} x{int(n)}: {_date(first)}" + (f" .. {_date(last)}" if last != first else "")
+                 for code, (n, first, last) in sorted(g.xids.items())]
+        verdict = " - RMA candidate (GT709)" if g.reasons() else ""
+        nodes = f" on {len(g.hosts)} nodes" if len(g.hosts) > 1 else ""
+        out.append((f"GPU {g.labels.index or g.labels.uuid} Xid history ({in_words(RMA_WINDOW)})",
+                    "; ".join(parts) + nodes + verdict))
+    return out
+
+
 @check(code="GT709", slug="gpu-rma-candidate", title="No GPU keeps failing over the last week",
        severity=Severity.ERROR, requires=("prometheus",), optional=("nodes", "pods", "nodeclaims"))
 def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from diagnostics.checks.gpu_rma_candidate import history_lines as gpu_history
 from diagnostics.model import ObjectRef, Report
 from diagnostics.records import Condition, accelerator_total, accelerators
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
@@ -85,6 +86,7 @@ def key_fields(snap: Snapshot, ref: ObjectRef, rec: Any) -> list[tuple[str, str]
             ("Kubelet", str(node_info.get("kubeletVersion") or "-")),
             ("Provider ID", rec.provider_id or "-"),
             ("Age", age),
+            *gpu_history(snap, rec.name),
         ]
     if ref.kind == "Pod":
         claim = related.nominated_claim(snap, rec.namespace, rec.name)

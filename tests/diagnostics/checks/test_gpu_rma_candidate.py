@@ -84,3 +84,19 @@ def test_explain_has_the_check(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["explain", "gpu-rma-candidate"]) == 0
     out = capsys.readouterr().out
     assert "GT709" in out and "Why it matters" in out and "RMA" in out
+
+
+def test_node_page_history_line(facts: Callable[[str], object]) -> None:
+    # The TUI's node page shows one line per GPU with Xids in the week (gputui.tui.objects.key_fields).
+    from diagnostics.snapshot import SourceState
+    from gputui.tui.objects import key_fields
+    from tests.builders import snapshot
+
+    snap = snapshot(CLUSTER, sources={"prometheus": SourceState.OK}, metrics=facts("week"))
+    node = ObjectRef("Node", REPEAT)
+    fields = dict(key_fields(snap, node, snap.index.node[REPEAT]))
+    line = fields["GPU 2 Xid history (7 days)"]
+    assert line.startswith("Xid 79 x3: ") and line.endswith(" - RMA candidate (GT709)")
+    assert " .. " in line  # first .. last occurrence
+    shared = dict(key_fields(snap, ObjectRef("Node", NEW_HOST), snap.index.node[NEW_HOST]))
+    assert shared["GPU 5 Xid history (7 days)"].endswith("on 2 nodes - RMA candidate (GT709)")

@@ -12,7 +12,7 @@ from functools import cached_property
 from diagnostics.carry import CARRIED, Generations
 from diagnostics.matching import selector_matches
 from diagnostics.model import Evidence, ObjectRef
-from diagnostics.records import Budget, Event, Node, NodeClaim, NodePool, Pdb, Pod
+from diagnostics.records import Budget, Event, Node, NodeClaim, NodePool, Pdb, Pod, Taint
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import memoized
 from diagnostics.timeutil import budget_active, human_age, parse_go_duration
@@ -279,15 +279,55 @@ def _pdb_blockers(snap: Snapshot, nd: NodeDisruption) -> tuple[list[Blocker], fr
     out: list[Blocker] = []
     seen: set[str] = set()
     for p in nd.pods:
-        for pdb in pdbs_by_ns.get(p.namespace, ()):
-            if pdb.disruptions_allowed != 0 or not pdb.selector or not selector_matches(pdb.selector, p.meta.labels):
+        if do_not_disrupt_static(p) is True:
+            continue  # never evicted, its PDBs are not consulted (a duration may run out: those are)
+        pdbs, holding = _holding_pdbs(pdbs_by_ns.get(p.namespace, ()), p)
+        if len(pdbs) > 1:
+            keys = [f"{b.meta.namespace}/{b.meta.name}" for b in pdbs]
+            if "+".join(keys) in seen:
                 continue
+            seen.update(("+".join(keys), *keys))
+            out.append(Blocker(
+                "pdb", f"pod {p.namespace}/{p.name} is selected by {len(pdbs)} PDBs ({', '.join(keys[:3])}): "
+                       "eviction refuses that",
+                tuple(Evidence.field(b.ref, "spec.selector", b.selector, note=f"selects pod {p.namespace}/{p.name}")
+                      for b in pdbs[:3]),
+                "Make each pod match at most one PodDisruptionBudget (narrow or delete the extra ones).",
+                tuple(f"kubectl get pdb -n {b.meta.namespace} {b.meta.name} -o yaml" for b in pdbs[:3]),
+                tuple(b.ref for b in pdbs) + (p.ref,)))
+            continue
+        for pdb in holding:
             key = f"{pdb.meta.namespace}/{pdb.meta.name}"
             if key in seen:
                 continue
             seen.add(key)
             out.append(_pdb_blocker(pdb, p))
     return out, frozenset(seen)
+
+
+_DISRUPTED_TAINT = Taint("karpenter.sh/disrupted", "", "NoSchedule")
+
+
+def _holding_pdbs(pdbs: Sequence[Pdb], pod: Pod) -> tuple[list[Pdb], list[Pdb]]:
+    """(PDBs selecting the pod, those of them that refuse its eviction now), as Karpenter's pdb.Limits reads them
+    (core pkg/utils/pdb/pdb.go isEvictable): a pod it never evicts (a mirror pod, one tolerating
+    karpenter.sh/disrupted:NoSchedule) is held by none; an unready pod under unhealthyPodEvictionPolicy: AlwaysAllow
+    neither. The caller handles do-not-disrupt (it depends on the time) and more than one PDB (never evictable)."""
+    if _is_mirror(pod) or any(t.tolerates(_DISRUPTED_TAINT) for t in pod.tolerations):
+        return [], []
+    selecting = [b for b in pdbs if pdb_selects(b, pod)]
+    unready = any(c.type == "Ready" and c.status == "False" for c in pod.conditions)
+    holding = [b for b in selecting if b.disruptions_allowed == 0
+               and not (unready and (b.obj.get("spec") or {}).get("unhealthyPodEvictionPolicy") == "AlwaysAllow")]
+    return selecting, holding
+
+
+def pdb_selects(pdb: Pdb, pod: Pod) -> bool:
+    """policy/v1 as Karpenter and the eviction API read it (metav1.LabelSelectorAsSelector): an empty selector
+    selects every pod of the namespace, an absent one none."""
+    if (pdb.obj.get("spec") or {}).get("selector") is None:
+        return False
+    return selector_matches(pdb.selector, pod.meta.labels)
 
 
 def _pool_blockers(snap: Snapshot, pool: NodePool, reason: str) -> list[Blocker]:
@@ -375,12 +415,11 @@ def _pdbs_by_ns(pdbs: Sequence[Pdb]) -> dict[str, list[Pdb]]:
 
 
 def blocking_pdb(snap: Snapshot, pod: Pod) -> Pdb | None:
-    """A PDB selecting the pod that allows no disruption now: an eviction of the pod is refused."""
+    """A PDB that makes an eviction of the pod be refused now: one allowing no disruption, or either of two
+    selecting it (the eviction API refuses a pod with more than one)."""
     pdbs_by_ns = CARRIED.get("pdbs-by-namespace", (snap.index.sources["pdbs"],), lambda: _pdbs_by_ns(snap.pdbs))
-    for pdb in pdbs_by_ns.get(pod.namespace, ()):
-        if pdb.disruptions_allowed == 0 and pdb.selector and selector_matches(pdb.selector, pod.meta.labels):
-            return pdb
-    return None
+    selecting, holding = _holding_pdbs(pdbs_by_ns.get(pod.namespace, ()), pod)
+    return selecting[0] if len(selecting) > 1 else holding[0] if holding else None
 
 
 def _pdb_blocker(pdb: Pdb, pod: Pod | None) -> Blocker:
@@ -438,6 +477,17 @@ def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[
         keys = [k.strip() for k in (m.group(1) or m.group(2) or "").replace(",", " ").split() if "/" in k]
         out = []
         ev = _event_evidence(snap, e)
+        if "multiple PDBs" in msg:  # v1.7+: whatever each allows, a pod two PDBs select is never evicted
+            if keys and all(k in seen_pdbs for k in keys):
+                return []
+            seen_pdbs.update(keys)
+            return [Blocker("pdb", f"more than one PDB selects a pod here ({', '.join(keys[:3])}): eviction "
+                                   "refuses that", (ev,),
+                            "Make each pod match at most one PodDisruptionBudget (narrow or delete the extra ones).",
+                            tuple(f"kubectl get pdb -n {k.split('/', 1)[0]} {k.split('/', 1)[1]} -o yaml"
+                                  for k in keys[:3]),
+                            tuple(ObjectRef("PodDisruptionBudget", k.split("/", 1)[1], k.split("/", 1)[0])
+                                  for k in keys))]
         for key in keys:
             if key in seen_pdbs:
                 continue
@@ -452,9 +502,6 @@ def _event_blocker(snap: Snapshot, nd: NodeDisruption, e: Event, seen_pods: set[
                                    "Relax the PDB or scale its workload.",
                                    (f"kubectl get pdb -n {ns} {name} -o yaml",),
                                    (ObjectRef("PodDisruptionBudget", name, ns),)))
-        if "multiple PDBs" in msg:
-            out.append(Blocker("pdb", "a pod here is selected by more than one PDB (eviction refuses that)", (ev,),
-                               "Make each pod match at most one PodDisruptionBudget."))
         return out
     if "do-not-disrupt" in msg:  # node annotation text; the object check above already saw it if still set
         return []

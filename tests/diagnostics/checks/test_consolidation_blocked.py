@@ -427,3 +427,61 @@ def test_budget_event_without_a_zero_budget_in_the_spec() -> None:
     text = f.remediation.text
     assert "no budget in the spec allows 0 now" in text and "Karpenter v1.0" in text
     assert "kubectl get nodepool gpu -o jsonpath='{.spec.disruption.budgets}'" in f.remediation.commands
+
+
+def _pdb(name: str, spec: str, allowed: int, ns: str = "serving") -> str:
+    return f"""
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {{name: {name}, namespace: {ns}}}
+spec: {spec}
+status: {{currentHealthy: 2, desiredHealthy: 2, expectedPods: 2, disruptionsAllowed: {allowed}}}
+"""
+
+
+def test_pdbs_as_karpenter_reads_them() -> None:
+    # core pkg/utils/pdb/pdb.go isEvictable + metav1.LabelSelectorAsSelector: in policy/v1 an empty selector
+    # selects every pod of its namespace, an absent one none; a pod matched by two PDBs cannot be evicted at all.
+    cache = pod("inference-cache-0", ns="serving", labels="{app: inference-cache}", owner="StatefulSet")
+    f = finding(pool(), node(), claim(), DAEMON_POD, cache, _pdb("whole-namespace", "{minAvailable: 2, selector: {}}", 0))
+    assert "PDB serving/whole-namespace allows 0 disruptions (selects pod serving/inference-cache-0)" in f.title
+    f = finding(pool(), node(), claim(), DAEMON_POD, cache, _pdb("no-selector", "{minAvailable: 2}", 0))
+    assert f.title.endswith("no blocker visible in the snapshot")
+    f = finding(pool(), node(), claim(), DAEMON_POD, cache,
+                _pdb("cache-a", "{maxUnavailable: 1, selector: {matchLabels: {app: inference-cache}}}", 1),
+                _pdb("cache-b", "{maxUnavailable: 1, selector: {}}", 1))
+    assert ("pod serving/inference-cache-0 is selected by 2 PDBs (serving/cache-a, serving/cache-b): "
+            "eviction refuses that") in f.title
+    assert "allows 0" not in f.title
+
+
+def test_pdbs_do_not_hold_pods_karpenter_never_evicts() -> None:
+    # IsEvictable: a pod that tolerates karpenter.sh/disrupted:NoSchedule (here a blanket toleration) or has
+    # do-not-disrupt is never evicted, so its PDB is not consulted; nor is an unready pod under
+    # unhealthyPodEvictionPolicy: AlwaysAllow.
+    pdb = _pdb("cache-pdb", "{minAvailable: 2, selector: {matchLabels: {app: inference-cache}}}", 0)
+    tolerant = pod("inference-cache-0", ns="serving", labels="{app: inference-cache}", owner="StatefulSet").replace(
+        "spec:\n  nodeName:", "spec:\n  tolerations: [{operator: Exists}]\n  nodeName:")
+    f = finding(pool(), node(), claim(), DAEMON_POD, tolerant, pdb)
+    assert f.title.endswith("no blocker visible in the snapshot")
+    annotated = pod("inference-cache-0", ns="serving", labels="{app: inference-cache}", owner="StatefulSet",
+                    annotations='{karpenter.sh/do-not-disrupt: "true"}')
+    f = finding(pool(), node(), claim(), DAEMON_POD, annotated, pdb)
+    assert f.title.endswith("pod serving/inference-cache-0 has karpenter.sh/do-not-disrupt=true")  # not "(+1 more)"
+    unready = pod("inference-cache-0", ns="serving", labels="{app: inference-cache}", owner="StatefulSet").replace(
+        'status: {phase: Running,', 'status: {conditions: [{type: Ready, status: "False"}], phase: Running,')
+    always = _pdb("cache-pdb", "{minAvailable: 2, unhealthyPodEvictionPolicy: AlwaysAllow, "
+                               "selector: {matchLabels: {app: inference-cache}}}", 0)
+    f = finding(pool(), node(), claim(), DAEMON_POD, unready, always)
+    assert f.title.endswith("no blocker visible in the snapshot")
+    assert "PDB serving/cache-pdb allows 0" in finding(pool(), node(), claim(), DAEMON_POD, unready, pdb).title
+
+
+def test_multiple_pdbs_event_does_not_claim_zero_disruptions() -> None:
+    f = finding(pool(), node(), claim(), DAEMON_POD,
+                pod("inference-cache-0", ns="serving", labels="{app: inference-cache}", owner="StatefulSet"),
+                _pdb("cache-a", "{maxUnavailable: 1, selector: {matchLabels: {app: other}}}", 1),
+                event("Node", NODE_NAME, "DisruptionBlocked", "Eviction does not support multiple PDBs "
+                      "(PodDisruptionBudget(s)=[serving/cache-a serving/cache-b])"))
+    assert "allows 0" not in f.title
+    assert "more than one PDB" in f.title

@@ -121,7 +121,7 @@ class _Facts:
     """spec.expireAfter of the NodeClaim (else the pool's template): 'Never' or a Go duration."""
     expire_at: datetime | None
     tgp: str
-    """spec.terminationGracePeriod of the NodeClaim (else the pool's), '' when unset."""
+    """spec.terminationGracePeriod of the NodeClaim (the pool's when no NodeClaim is known), '' when unset."""
     deadline: datetime | None
     """When Karpenter force-deletes the pods (annotation, event, or deletion + terminationGracePeriod)."""
     events: tuple[Event, ...]
@@ -143,7 +143,8 @@ def _facts(snap: Snapshot, node: Node, claim: NodeClaim | None, pool: NodePool |
     spec = (claim.obj.get("spec") or {}) if claim is not None else {}
     pool_spec = (((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {}) if pool else {}
     expire_after = str(spec.get("expireAfter") or (pool.expire_after if pool else "") or "720h")
-    tgp = str(spec.get("terminationGracePeriod") or pool_spec.get("terminationGracePeriod") or "")
+    # Karpenter reads the NodeClaim's own (core NewCandidate, nodeclaim lifecycle): a pool's later one is not it.
+    tgp = str((spec if claim is not None else pool_spec).get("terminationGracePeriod") or "")
     created = claim.meta.created if claim is not None else node.meta.created
     seconds = parse_go_duration(expire_after)
     expire_at = created + timedelta(seconds=seconds) if created is not None and seconds is not None else None

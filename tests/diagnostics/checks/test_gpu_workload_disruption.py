@@ -363,3 +363,14 @@ def test_a_broken_budget_schedule_holds_drift_whatever_its_reasons() -> None:
     budgets = '[{nodes: "1", reasons: [Underutilized], schedule: "0 25 * * *", duration: 1h}]'
     r = result(pool(budgets=budgets), node(), claim(drifted="AMIDrift"), job())
     assert r.status is CheckStatus.PASSED and r.examined == 1
+
+
+def test_only_the_nodeclaims_own_termination_grace_period_forces_deletion() -> None:
+    # core: NewCandidate and the nodeclaim lifecycle controller read nodeClaim.Spec.TerminationGracePeriod only.
+    # A pool given one after this NodeClaim was made (which drifts the claim) does not force its pods.
+    protected = job(annotations='{karpenter.sh/do-not-disrupt: "true"}')
+    r = result(pool(expire="336h", tgp="4h"), node(deleting="2026-08-21T08:00:05Z"),
+               claim(created="2026-08-07T08:00:00Z", expire="336h", deleting="2026-08-21T08:00:05Z"), protected)
+    assert r.status is CheckStatus.PASSED
+    r = result(pool(tgp="4h"), node(), claim(drifted="NodePoolDrifted"), protected)
+    assert r.status is CheckStatus.PASSED

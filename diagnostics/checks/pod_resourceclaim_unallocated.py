@@ -10,6 +10,7 @@ from diagnostics.pod_events import clip
 from diagnostics.records import Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import carried
 
 # kube-scheduler's dynamicresources plugin texts (pkg/scheduler/framework/plugins/dynamicresources).
 SCHEDULER_TEXTS = {
@@ -45,11 +46,12 @@ def pod_resourceclaim_unallocated(snap: Snapshot) -> Iterator[Finding | int]:
     (`kubectl get resourceslices`), that its kubelet plugin runs on the GPU nodes, the
     DeviceClass and the claim's selectors/count, and which pods hold the devices now.
     """
+    # Which pending pods use DRA is carried while the pods are the same records (reading a pod's object
+    # rebuilds it): a run over a thousand pending pods costs nothing here.
+    waiting = carried(snap, "gt407-claim-pods", ("pods",),
+                      lambda: [(p, c) for p in snap.index.pending if (c := pod_claims(p))])
     examined = 0
-    for pod in snap.index.pending:
-        claims = pod_claims(pod)
-        if not claims:
-            continue
+    for pod, claims in waiting:
         examined += 1
         ev: list[Evidence] = []
         bad: list[str] = []

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from diagnostics.carry import CARRIED
 from diagnostics.matching import node_matches
 from diagnostics.messages import parse_nominated
 from diagnostics.model import CheckResult, CheckStatus, Finding, Impact, ObjectRef, Report, Severity
@@ -156,25 +157,34 @@ def admits(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -> boo
     ones a broken or starting node carries), it should offer each accelerator the pod asks for, and
     the GPUs it should have are not all held by the pods on it (when those pods were read).
     """
+    room = _could_take(snap, pod, node, claim)
+    if room is None:
+        return False
+    if pods_read_on(snap, node.name):
+        room -= snap.index.gpus_requested_on(node.name)
+    return room >= accelerator_total(accelerators(pod.requests))
+
+
+def _could_take(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -> float | None:
+    """`admits` before the pods on the node are counted: the accelerators it should have, None if it is no
+    candidate whatever runs on it. Reads the node, its claim and pool, and the pod's shape only."""
     want = accelerators(pod.requests)
     if not want or node.meta.deleting:
-        return False
-    have = {_neuron(r) for r in offered(node, claim)}
-    if any(_neuron(base_resource(r)) not in have for r in want):
-        return False
+        return None
     if not node_matches(pod.node_selector, pod.required_affinity, {**node.labels, "field:metadata.name": node.name}):
-        return False
+        return None
     startup = {(t.key, t.effect) for t in getattr(claim, "startup_taints", ()) or ()}
     pool = snap.index.nodepool.get(node.nodepool) if node.nodepool else None
     startup |= {(t.key, t.effect) for t in getattr(pool, "startup_taints", ()) or ()}
     for t in node.taints:
         if t.effect in BLOCKING_EFFECTS and not is_lifecycle_taint(t) and (t.key, t.effect) not in startup \
                 and not tolerates_all(pod.tolerations, t):
-            return False
-    room = node_gpu_total(node, claim)
-    if pods_read_on(snap, node.name):
-        room -= snap.index.gpus_requested_on(node.name)
-    return room >= accelerator_total(want)
+            return None
+    have = {_neuron(r) for r in offered(node, claim)}
+    if any(_neuron(base_resource(r)) not in have for r in want):
+        return None
+    total = node_gpu_total(node, claim)
+    return total if total >= accelerator_total(want) else None
 
 
 def candidates(snap: Snapshot, t: Triage) -> Candidates:
@@ -191,20 +201,57 @@ def candidates(snap: Snapshot, t: Triage) -> Candidates:
             classes=frozenset({pool.node_class} if pool is not None and pool.node_class else ()),
             claims=frozenset({claim.name} if claim else ()),
             nominated=True)
-    pod = t.pod
-    nodes = frozenset(n.name for n, claim in idx.gpu_nodes if admits(snap, pod, n, claim))
-    pools: set[str] = set()
-    if snap.status("nodepools").state.usable:
-        pools = {pf.pool.name for pf in fit(snap, pod, t.shape).pools
-                 if pf.fits or pf.kinds <= _POOL_BLOCKERS}
+    base = _shared_candidates(snap, t)
     # A nomination Karpenter has since given up on (its claim gone after ICE) still names the pool it tried.
     claim_name = t.sched.nomination.nodeclaim if t.sched.nomination is not None else ""
+    if not claim_name:
+        return base
     live = idx.nodeclaim.get(claim_name)
-    if live is not None and live.nodepool:
-        pools.add(live.nodepool)
-    classes = {idx.nodepool[p].node_class for p in pools if p in idx.nodepool and idx.nodepool[p].node_class}
-    claims = {c.name for p in pools for c in idx.nodeclaims_by_pool.get(p, ())} | ({claim_name} - {""})
-    return Candidates(nodes, frozenset(pools), frozenset(classes), frozenset(claims))
+    extra = {live.nodepool} if live is not None and live.nodepool else set()
+    if claim_name in base.claims and extra <= base.pools:
+        return base
+    pools = base.pools | extra
+    claims = base.claims | {c.name for p in extra for c in idx.nodeclaims_by_pool.get(p, ())} | {claim_name}
+    return Candidates(base.nodes, pools, _classes(snap, pools), frozenset(claims))
+
+
+def _classes(snap: Snapshot, pools: Iterable[str]) -> frozenset[str]:
+    idx = snap.index
+    return frozenset(idx.nodepool[p].node_class for p in pools if p in idx.nodepool and idx.nodepool[p].node_class)
+
+
+def _shared_candidates(snap: Snapshot, t: Triage) -> Candidates:
+    """The candidates every pod of the pod's shape (and PodFit) shares: one object for all of them."""
+    pf = fit(snap, t.pod, t.shape) if snap.status("nodepools").state.usable else None
+    memo: dict[object, Candidates] = memoized(snap, "relation-shared", dict)
+    key = (t.shape, id(pf))
+    found = memo.get(key)
+    if found is None:
+        idx = snap.index
+        pools = frozenset(p.pool.name for p in pf.pools if p.fits or p.kinds <= _POOL_BLOCKERS) if pf else frozenset()
+        claims = frozenset(c.name for p in pools for c in idx.nodeclaims_by_pool.get(p, ()))
+        found = memo[key] = Candidates(_nodes_admitting(snap, t), pools, _classes(snap, pools), claims)
+    return found
+
+
+def _nodes_admitting(snap: Snapshot, t: Triage) -> frozenset[str]:
+    """The GPU nodes `admits` the pod to, shared by the pods of its shape (a thousand pending replicas have a
+    handful of shapes). What does not depend on the pods on the nodes is carried to the next snapshot while
+    nodes, claims and pools are the same objects, so a watch burst of pod changes costs a sum per node."""
+    memo: dict[object, frozenset[str]] = memoized(snap, "relation-nodes", dict)
+    found = memo.get(t.shape)
+    if found is None:
+        idx = snap.index
+        src = idx.sources
+        static = CARRIED.get(
+            ("relation-nodes", t.shape), (src["nodes"], src["nodeclaims"], src["nodepools"]),
+            lambda: tuple((n.name, room) for n, claim in idx.gpu_nodes
+                          for room in (_could_take(snap, t.pod, n, claim),) if room is not None))
+        want = accelerator_total(accelerators(t.pod.requests))
+        found = memo[t.shape] = frozenset(
+            name for name, room in static
+            if not pods_read_on(snap, name) or room - idx.gpus_requested_on(name) >= want)
+    return found
 
 
 def all_candidates(snap: Snapshot) -> dict[ObjectRef, tuple[Triage, Candidates]]:
@@ -217,18 +264,25 @@ def all_candidates(snap: Snapshot) -> dict[ObjectRef, tuple[Triage, Candidates]]
     return memoized(snap, "relation-candidates", compute)
 
 
-def _by_candidate(snap: Snapshot) -> dict[ObjectRef, list[ObjectRef]]:
-    """Candidate object -> the pending pods it is a candidate of, in the pods' order."""
-    def compute() -> dict[ObjectRef, list[ObjectRef]]:
-        out: dict[ObjectRef, list[ObjectRef]] = {}
+def _by_candidate(snap: Snapshot) -> dict[ObjectRef, list[list[ObjectRef]]]:
+    """Candidate object -> the groups of pending pods (those sharing one Candidates) it is a candidate of."""
+    def compute() -> dict[ObjectRef, list[list[ObjectRef]]]:
+        groups: dict[int, tuple[Candidates, list[ObjectRef]]] = {}
         for ref, (_t, c) in all_candidates(snap).items():
+            groups.setdefault(id(c), (c, []))[1].append(ref)
+        out: dict[ObjectRef, list[list[ObjectRef]]] = {}
+        for c, pods in groups.values():
             for kind, names in (("Node", c.nodes), ("NodePool", c.pools), ("EC2NodeClass", c.classes),
                                 ("NodeClaim", c.claims)):
                 for name in names:
-                    out.setdefault(ObjectRef(kind, name), []).append(ref)
+                    out.setdefault(ObjectRef(kind, name), []).append(pods)
         return out
 
     return memoized(snap, "relation-by-candidate", compute)
+
+
+def _order(snap: Snapshot) -> dict[ObjectRef, int]:
+    return memoized(snap, "relation-order", lambda: {ref: i for i, ref in enumerate(all_candidates(snap))})
 
 
 # --- the relation --------------------------------------------------------------------------------
@@ -249,11 +303,15 @@ def explained(snap: Snapshot, f: Finding) -> tuple[ObjectRef, ...]:
     pending = all_candidates(snap)
     if f.subject.kind == "Pod":
         return tuple(dict.fromkeys(x for x in (f.subject, *f.related) if x in pending))
-    base = _by_candidate(snap).get(f.subject, ())
+    groups = _by_candidate(snap).get(f.subject, ())
+    pods = [p for g in groups for p in g]
+    if len(groups) > 1:
+        order = _order(snap)
+        pods.sort(key=order.__getitem__)
     if is_cause(f):
-        return tuple(base)
+        return tuple(pods)
     listed = set(f.related)
-    return tuple(p for p in base if p in listed)
+    return tuple(p for p in pods if p in listed)
 
 
 def attribute(snap: Snapshot, results: Sequence[CheckResult]) -> tuple[CheckResult, ...]:

@@ -519,8 +519,9 @@ def _event_evidence(snap: Snapshot, e: Event) -> Evidence:
 
 
 def _deleting(msg: str) -> bool:
-    """`Node is deleting or marked for deletion`; older: `Node in the process of deletion`."""
-    return "deleting" in msg or "process of deletion" in msg
+    """`Node is deleting or marked for deletion`; v1.0: `state node is marked for deletion`; older: `Node in the
+    process of deletion`."""
+    return "deleting" in msg or "marked for deletion" in msg or "process of deletion" in msg
 
 
 def _hint(msg: str, gpu_pods: bool = False) -> str:

@@ -317,7 +317,8 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
     lost: list[tuple[Pod, float, str]] = []  # (pod, seconds of running time lost, how)
     for p in jobs:
         protected, _why = do_not_disrupt_state(p, now)
-        if not t.forced and (protected or blocking_pdb(snap, p) is not None):
+        held = protected or blocking_pdb(snap, p) is not None
+        if not t.forced and held:
             continue  # Karpenter waits for it (drift, consolidation, expiry without terminationGracePeriod)
         since = p.started or p.meta.created
         ran = snap.age(since) or 0.0
@@ -327,6 +328,8 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
         elif t.forced and t.when is not None:
             how = f"deleted at {_stamp(t.when)} ({_relative(snap, t.when)})"
             ran += max((t.when - now).total_seconds(), 0.0)
+        elif t.forced and held and f.tgp:  # not evicted: deleted to be gone by the deadline
+            how = f"deleted within {f.tgp} of the drain starting"
         elif t.now:
             how = "evicted now"
         else:

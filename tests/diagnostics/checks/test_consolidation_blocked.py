@@ -485,3 +485,16 @@ def test_multiple_pdbs_event_does_not_claim_zero_disruptions() -> None:
                       "(PodDisruptionBudget(s)=[serving/cache-a serving/cache-b])"))
     assert "allows 0" not in f.title
     assert "more than one PDB" in f.title
+
+
+def test_karpenter_v1_0_transient_texts_are_not_blockers() -> None:
+    # v1.0.x core pkg/controllers/state/statenode.go + disruption/events/events.go: "Cannot disrupt Node: " + error.
+    for text in ("Cannot disrupt Node: state node is marked for deletion",
+                 "Cannot disrupt NodeClaim: state node is nominated for a pending pod",
+                 "Cannot disrupt Node: state node isn't initialized"):
+        f = finding(pool(), node(), claim(), DAEMON_POD, event("Node", NODE_NAME, "DisruptionBlocked", text))
+        assert f.title.endswith("no blocker visible in the snapshot"), text
+    f = finding(pool(), node(), claim(), DAEMON_POD, pod("data-prep-7x2k", annotations='{karpenter.sh/do-not-disrupt: "true"}'),
+                event("Node", NODE_NAME, "DisruptionBlocked",
+                      'Cannot disrupt Node: pod "ml/data-prep-7x2k" has "karpenter.sh/do-not-disrupt" annotation'))
+    assert f.title.endswith("pod ml/data-prep-7x2k has karpenter.sh/do-not-disrupt=true")

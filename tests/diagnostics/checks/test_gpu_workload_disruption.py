@@ -374,3 +374,12 @@ def test_only_the_nodeclaims_own_termination_grace_period_forces_deletion() -> N
     assert r.status is CheckStatus.PASSED
     r = result(pool(tgp="4h"), node(), claim(drifted="NodePoolDrifted"), protected)
     assert r.status is CheckStatus.PASSED
+
+
+def test_drifted_with_termination_grace_period_deletes_a_protected_job_that_long_after_the_drain_starts() -> None:
+    # Drift is "eventual" (core disruption/types.go): with the NodeClaim's terminationGracePeriod the node is taken
+    # despite do-not-disrupt, and the drain deletes the pod so that it is gone by deletion + that period
+    # (node/termination/terminator/eviction.go needsForceDelete): not evicted when the drain starts.
+    f = finding(pool(), node(), claim(drifted="AMIDrift", tgp="2h"), job(annotations='{karpenter.sh/do-not-disrupt: "true"}'))
+    assert f.severity is Severity.WARNING
+    assert "will be deleted within 2h of the drain starting although karpenter.sh/do-not-disrupt=true" in f.title

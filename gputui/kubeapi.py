@@ -243,6 +243,10 @@ class Api:
         Watch streams skip blank lines; logs keep them (`keep_blank`): nvidia-smi's tables need them.
         """
         raw = self._request("GET", path, query, timeout=(self.timeout, read_timeout), accept="*/*")
+        if "html" in (raw.headers.get("Content-Type") or ""):
+            raw.release_conn()
+            raise BrokenAnswer(f"stream {path}: answered {raw.headers.get('Content-Type')}, not a stream "
+                               "(a proxy's login or error page?)")
         if on_open is not None:
             on_open()  # the server accepted the request (200): what follows is the stream itself
         buf = b""

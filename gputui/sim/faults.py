@@ -78,7 +78,8 @@ class Faults:
             self._failures.append(_Failure(n, status, path_contains, retry_after, message))
 
     def break_answers(self, n: int, mode: Breakage, *, path_contains: str | None = None) -> None:
-        """Break the next `n` answers (to requests whose path contains `path_contains`) as `mode` says."""
+        """Break the next `n` answers (to requests whose path and query contain `path_contains`, e.g.
+        `nodes?watch=true` for the watches alone) as `mode` says."""
         with self._lock:
             self._breakages.append(_Breakage(n, mode, path_contains))
 

@@ -109,7 +109,7 @@ class SimServer:
             injected = self.faults.take_failure(path)
             if injected is not None:
                 raise injected
-            breakage = self.faults.take_breakage(path)
+            breakage = self.faults.take_breakage(request.path_qs)  # the query too: a watch can be broken alone
             if breakage is not None:
                 return await self._broken(request, breakage)
             if "continue" in request.query and self.faults.take_continue_expiry():

@@ -265,6 +265,7 @@ class Informer:
                                         ("allowWatchBookmarks", "true"),
                                         ("timeoutSeconds", self.watch_timeout)]
         opened = False
+        seen = False
 
         def on_open() -> None:
             nonlocal opened
@@ -279,7 +280,10 @@ class Informer:
                 try:
                     ev = self._decode_event(line)
                 except orjson.JSONDecodeError:
+                    if not seen:  # not one event: not a watch stream at all (a proxy's page), back off
+                        raise BrokenAnswer(f"watch {self.res.path()}: the answer is not a watch stream") from None
                     break  # a torn line: the stream dropped mid-event; re-watch from the last good rv
+                seen = True
                 etype = ev.get("type")
                 obj = ev.get("object") or {}
                 if etype == "ERROR":
@@ -299,6 +303,8 @@ class Informer:
                     rv = new_rv or rv
                     if self.on_event is not None:
                         self.on_event(self.res.source)
+        except BrokenAnswer:
+            raise  # a failure to back off from, not a stream that broke after working
         except Unreachable:
             if opened:
                 raise StreamBroken(rv) from None

@@ -75,3 +75,40 @@ def test_a_watch_from_an_unknown_version_is_410(tmp_path: Path) -> None:
 def test_a_bookmark_older_than_the_version_held_means_relist() -> None:
     assert _went_back("5000", "300") and not _went_back("300", "5000")
     assert not _went_back("", "300") and not _went_back("abc", "12") and not _went_back("5", None)
+
+
+def test_a_source_answering_html_is_unreachable_in_the_live_cache_not_live(tmp_path: Path) -> None:
+    """A proxy's login page on every nodes request (list and watch): the source says so, backs off, and
+    the other sources stay ok; never "ok" with nothing behind it, never a hot loop of requests."""
+    with SimCluster("spot-shortage", shift_to_now=True, bookmark_interval=0.3) as sim:
+        sim.break_answers(1_000_000, "html", path_contains="/api/v1/nodes")
+        client, info = load(str(sim.write_kubeconfig(tmp_path / "kubeconfig")))
+        session = LiveSession(Api(client), info, watch_timeout=5)
+        session.start()
+        try:
+            wait_for(lambda: session.store.snapshot().sources["nodes"].state is SourceState.UNREACHABLE)
+            wait_for(lambda: session.store.snapshot().sources["pods"].state is SourceState.OK)
+            before = sim.faults.broken.get("html", 0)
+            time.sleep(1.0)
+            assert sim.faults.broken.get("html", 0) - before < 15  # backing off, not spinning
+            assert "not JSON" in session.store.snapshot().sources["nodes"].detail
+        finally:
+            session.stop()
+
+
+def test_a_watch_answering_html_is_not_live(tmp_path: Path) -> None:
+    """The list works, every watch gets a login page: the cache keeps the listed nodes but says they are
+    stale, and the informer backs off instead of re-watching in a loop."""
+    with SimCluster("spot-shortage", shift_to_now=True, bookmark_interval=0.3) as sim:
+        sim.break_answers(1_000_000, "html", path_contains="/api/v1/nodes?watch=true")
+        client, info = load(str(sim.write_kubeconfig(tmp_path / "kubeconfig")))
+        session = LiveSession(Api(client), info, watch_timeout=5)
+        session.start()
+        try:
+            wait_for(lambda: session.store.snapshot().sources["nodes"].state is SourceState.STALE)
+            assert session.store.snapshot().nodes  # the last good list is kept, marked stale
+            before = sim.faults.broken.get("html", 0)
+            time.sleep(1.0)
+            assert sim.faults.broken.get("html", 0) - before < 15
+        finally:
+            session.stop()

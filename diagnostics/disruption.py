@@ -88,8 +88,8 @@ def _recent(snap: Snapshot, e: Event) -> bool:
 def do_not_disrupt_state(pod: Pod, now: datetime) -> tuple[bool, str]:
     """(blocks now?, explanation) for a pod's karpenter.sh/do-not-disrupt annotation.
 
-    "true" blocks indefinitely; a Go duration blocks until pod start + duration; anything else
-    is ignored by Karpenter (it emits InvalidDoNotDisruptAnnotation).
+    "true" blocks indefinitely; a Go duration blocks until pod start + duration (Karpenter v1.12+: before, only
+    "true" blocked); anything else is ignored by Karpenter (it emits InvalidDoNotDisruptAnnotation).
     """
     raw = pod.meta.annotations.get(DO_NOT_DISRUPT)
     if raw is None:
@@ -105,7 +105,8 @@ def do_not_disrupt_state(pod: Pod, now: datetime) -> tuple[bool, str]:
     stamp = until.strftime("%Y-%m-%dT%H:%M:%SZ")
     if now >= until:
         return False, f"{raw} from pod start: elapsed at {stamp} ({human_age((now - until).total_seconds())} ago)"
-    return True, f"{raw} from pod start: blocks until {stamp} (in {human_age((until - now).total_seconds())})"
+    return True, (f"{raw} from pod start: blocks until {stamp} (in {human_age((until - now).total_seconds())}) "
+                  'on Karpenter v1.12+ (earlier versions honour only "true")')
 
 
 def do_not_disrupt_static(pod: Pod) -> bool | None:

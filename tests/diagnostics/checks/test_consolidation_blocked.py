@@ -259,7 +259,11 @@ def test_do_not_disrupt_duration_elapsed_vs_running() -> None:
     notes = {e.subject: e.note for e in f.evidence if e.path == "metadata.annotations[karpenter.sh/do-not-disrupt]"}
     assert notes[ObjectRef("Pod", "etl-a-1", "ml")] == (
         "2h from pod start: elapsed at 2026-08-21T08:00:00Z (2h ago): no longer blocks")
-    assert notes[ObjectRef("Pod", "etl-b-1", "ml")] == "6h from pod start: blocks until 2026-08-21T12:00:00Z (in 2h)"
+    # Durations count since Karpenter v1.12 (core pkg/utils/pod/scheduling.go IsDoNotDisruptActive, #2874);
+    # before, only "true" blocked, so the note says which versions this holds for.
+    assert notes[ObjectRef("Pod", "etl-b-1", "ml")] == (
+        "6h from pod start: blocks until 2026-08-21T12:00:00Z (in 2h) on Karpenter v1.12+ "
+        '(earlier versions honour only "true")')
     # Only the elapsed one: the node has no blocker left.
     f = finding(pool(), node(), claim(), DAEMON_POD, elapsed)
     assert f.title.endswith("no blocker visible in the snapshot")

@@ -272,10 +272,10 @@ def _threat(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, now:
                 "expiry": f"its node's NodeClaim expired (expireAfter {f.expire_after}) and is being deleted",
                 "deletion": "its node is being deleted"}[cause]
         return _Threat(cause, True, f.deadline is not None, f.deadline, tuple(ev), what)
-    if f.drifted is not None:
-        pool = f.pool
-        if pool is not None and zero_budgets(pool, "Drifted", now):
-            return None  # a budget holds drift off right now; Karpenter emits DisruptionBlocked on the pool
+    # Drift waits while a budget allows no Drifted disruption now (DisruptionBlocked on the pool) or the node is
+    # annotated do-not-disrupt "true" (no candidate for any method, core ValidateNodeDisruptable); expiry does not.
+    if (f.drifted is not None and node.meta.annotations.get(DO_NOT_DISRUPT) != "true"
+            and not (f.pool is not None and zero_budgets(f.pool, "Drifted", now))):
         return _Threat("drift", False, bool(f.tgp), None, tuple(ev),
                        f"its node has drifted{_why_drift(f)}: Karpenter replaces it as soon as a budget allows")
     if f.expire_at is not None and (f.expire_at - now).total_seconds() <= EXPIRY_HORIZON_SECONDS:

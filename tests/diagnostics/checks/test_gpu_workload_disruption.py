@@ -383,3 +383,20 @@ def test_drifted_with_termination_grace_period_deletes_a_protected_job_that_long
     f = finding(pool(), node(), claim(drifted="AMIDrift", tgp="2h"), job(annotations='{karpenter.sh/do-not-disrupt: "true"}'))
     assert f.severity is Severity.WARNING
     assert "will be deleted within 2h of the drain starting although karpenter.sh/do-not-disrupt=true" in f.title
+
+
+def test_a_node_annotated_do_not_disrupt_is_not_drifted_away_but_still_expires() -> None:
+    # core state/statenode.go ValidateNodeDisruptable: a node annotated karpenter.sh/do-not-disrupt: "true" is no
+    # candidate for any disruption method (terminationGracePeriod lifts only pod-level blocks); expiration deletes
+    # the NodeClaim without asking (nodeclaim/expiration/controller.go).
+    held = node().replace("  labels:\n", '  annotations: {karpenter.sh/do-not-disrupt: "true"}\n  labels:\n', 1)
+    r = result(pool(), held, claim(drifted="AMIDrift", tgp="2h"), job())
+    assert r.status is CheckStatus.PASSED and r.examined == 1
+    f = finding(pool(), held, claim(created="2026-07-22T22:00:00Z"), job())
+    assert "its node's NodeClaim expires in 12h (expireAfter 720h)" in f.title
+
+
+def test_a_budget_holding_drift_does_not_hold_expiry() -> None:
+    budgets = '[{nodes: "0", reasons: [Drifted]}]'
+    f = finding(pool(budgets=budgets), node(), claim(drifted="AMIDrift", created="2026-07-22T22:00:00Z"), job())
+    assert "its node's NodeClaim expires in 12h (expireAfter 720h)" in f.title

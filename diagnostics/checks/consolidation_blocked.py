@@ -168,7 +168,10 @@ def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Fa
     cost = (f"{gpus:g} GPU(s) have been {what} for {said.idle} (~{said.gpu_hours} GPU-hours billed for "
             "nothing).")
     if claim is not None:
+        held = any(b.kind == "pod-annotation" for b in blockers)  # drainable but never evicted (core IsEvictable)
         texts.append("To remove the node now, delete its NodeClaim (Karpenter drains it, respecting PDBs"
+                     + (f"; the drain waits for pods annotated {DO_NOT_DISRUPT} to end, so remove the annotation "
+                        "or the pod first" if held else "")
                      + ("; its GPU pods are evicted and rescheduled, so let running work finish first)."
                         if facts.requested else ")."))
         commands.append(f"kubectl delete nodeclaim {claim.name}")

@@ -502,3 +502,11 @@ def test_karpenter_v1_0_transient_texts_are_not_blockers() -> None:
                 event("Node", NODE_NAME, "DisruptionBlocked",
                       'Cannot disrupt Node: pod "ml/data-prep-7x2k" has "karpenter.sh/do-not-disrupt" annotation'))
     assert f.title.endswith("pod ml/data-prep-7x2k has karpenter.sh/do-not-disrupt=true")
+
+
+def test_deleting_the_nodeclaim_does_not_get_past_a_do_not_disrupt_pod() -> None:
+    # core pkg/utils/pod/scheduling.go: IsEvictable is false for an active do-not-disrupt pod but IsDrainable is
+    # true, so a manual NodeClaim deletion taints the node and waits for that pod to end.
+    f = finding(pool(), node(), claim(), DAEMON_POD, NOTEBOOK)
+    assert "kubectl delete nodeclaim gpu-abc12" in f.remediation.commands
+    assert "waits for pods annotated karpenter.sh/do-not-disrupt" in f.remediation.text

@@ -128,6 +128,12 @@ def _cron_int(text: str) -> int | None:
     return int(body)
 
 
+def last_cron_hit(schedule: str, now: datetime) -> datetime | None:
+    """The budget schedule's latest hit at or before `now` (a hit at `now` counts, as in Karpenter), None if
+    Karpenter's parser rejects the schedule."""
+    return _last_hit(schedule, now)
+
+
 def _last_hit(schedule: str, now: datetime) -> datetime | None:
     """The latest hit at or before `now` (a hit at `now` counts, as in Karpenter), None if it cannot be parsed."""
     known = _hits.get(schedule)

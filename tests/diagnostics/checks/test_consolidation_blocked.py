@@ -510,3 +510,11 @@ def test_deleting_the_nodeclaim_does_not_get_past_a_do_not_disrupt_pod() -> None
     f = finding(pool(), node(), claim(), DAEMON_POD, NOTEBOOK)
     assert "kubectl delete nodeclaim gpu-abc12" in f.remediation.commands
     assert "waits for pods annotated karpenter.sh/do-not-disrupt" in f.remediation.text
+
+
+def test_a_budget_window_opening_at_the_snapshot_time_is_in_force() -> None:
+    # core Budget.IsActive: !Next(now - duration).After(now): a hit exactly at NOW (10:00) opens the window.
+    budgets = ('{consolidationPolicy: WhenEmpty, consolidateAfter: 10m, budgets: '
+               '[{nodes: "0", schedule: "0 10 * * *", duration: 2h}]}')
+    f = finding(pool(budgets), node(), claim(), DAEMON_POD)
+    assert "budget #0 nodes=0 is active now (schedule '0 10 * * *' for 2h, until 2026-08-21T12:00:00Z)" in f.title

@@ -4,8 +4,8 @@ A pending GPU pod is explained by a finding about the pod itself, or by an error
 *candidates*: the objects that would take it if they were healthy. Karpenter's nomination narrows
 them to the nominated NodeClaim / node and its NodePool; otherwise they are the GPU nodes its
 nodeSelector, required affinity and tolerations admit that offer its accelerator and have room for
-it, and the NodePools that could launch for it but for their readiness or their limits (with their
-EC2NodeClasses and NodeClaims). A finding lists in `related` the pending pods it explains, and only
+it, and the NodePools that could launch for it now - or, when none can, those that could but for
+their readiness or their limits (with their EC2NodeClasses and NodeClaims). A finding lists in `related` the pending pods it explains, and only
 those; its `explains` says the same.
 
 `diagnose pod/X`, `node/X` and the TUI's WHY column read this relation (`root_cause`, `focus`), so
@@ -228,7 +228,10 @@ def _shared_candidates(snap: Snapshot, t: Triage) -> Candidates:
     found = memo.get(key)
     if found is None:
         idx = snap.index
-        pools = frozenset(p.pool.name for p in pf.pools if p.fits or p.kinds <= _POOL_BLOCKERS) if pf else frozenset()
+        # A pool that could launch for the pod now makes the others' readiness or limits no reason for its waiting.
+        fitting = [p for p in pf.pools if p.fits] if pf else []
+        blocked = [p for p in pf.pools if p.kinds <= _POOL_BLOCKERS] if pf else []
+        pools = frozenset(p.pool.name for p in (fitting or blocked))
         claims = frozenset(c.name for p in pools for c in idx.nodeclaims_by_pool.get(p, ()))
         found = memo[key] = Candidates(_nodes_admitting(snap, t), pools, _classes(snap, pools), claims)
     return found

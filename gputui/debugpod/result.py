@@ -171,6 +171,13 @@ def _unread(report: GpuReport, source: str) -> DebugFailure | None:
                             f"read as {report.source_format}", report.source_format,
                             ("`nvidia-smi -L` and process lists name GPUs without judging them: attach `nvidia-smi` "
                              "or `nvidia-smi -q`.",))
+    if not report.complete:
+        done = ", ".join(name for name, code in report.exit_codes.items() if code is not None) or "none"
+        return DebugFailure("truncated-input", "input",
+                            f"could not read all of the GPU health in {source}: the debug pod log stops before its "
+                            "end marker", f"sections finished: {done}", "truncated",
+                            ("The pod was killed, or the log was cut when it was saved: attach the whole log, or run "
+                             "`gputui debug node/NAME` again.",))
     attached = report.attached_gpus
     if attached and len(report.gpus) < attached:
         read = ", ".join(str(g.index) for g in report.gpus if g.index is not None)

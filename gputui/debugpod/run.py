@@ -313,6 +313,9 @@ def run_debug(
         failure = failures.from_report(report, flags, node=node, privileged=privileged, gpus=gpus, runtime_class=rc)
         if failure is None and not report.gpus:  # killed mid-way, or nothing readable: never "0 GPUs, healthy"
             failure = failures.from_cut_output(run.pod, node=node, complete=report.complete)
+        elif failure is None and not report.complete and not any(f.severity != "warning" for f in flags):
+            # The script never reached its end marker: the sections it did not print may hold the fault.
+            failure = failures.from_cut_output(run.pod, node=node, complete=False)
     elif report is None and failure is None and _killed(run.pod):
         failure = failures.from_cut_output(run.pod, node=node, complete=False)
     elif report is None and failure is None:

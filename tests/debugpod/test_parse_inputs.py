@@ -86,6 +86,19 @@ def test_headerless_csv_with_unknown_columns_is_could_not_read(capsys: Capsys, t
     assert HEALTHY not in out
 
 
+def test_debug_pod_log_cut_after_the_table(capsys: Capsys, tmp_path: Path) -> None:
+    # The table section finished, the CSV (ECC, remapped rows) never came: not an all-clear.
+    log = debug_log_for("h100")
+    cut = log[: log.index("=== gputui:section query-gpu")]
+    code, data = _json(capsys, tmp_path, cut)
+    assert code == 6
+    failure = data["failure"]
+    assert failure["stage"] == "input" and "stops before its end marker" in failure["title"]  # type: ignore[index]
+    assert failure["detail"] == "sections finished: nvidia-smi"  # type: ignore[index]
+    code, out, _ = _parse(capsys, tmp_path, cut)
+    assert code == 6 and HEALTHY not in out
+
+
 def test_a_gpu_list_is_no_health_reading(capsys: Capsys, tmp_path: Path) -> None:
     # `nvidia-smi -L` names the GPUs and says nothing about their health: no check mark for it.
     code, out, _ = _parse(capsys, tmp_path, section_body("h100", "capabilities", "nvidia-smi -L") + "\n")

@@ -81,13 +81,14 @@ class DemoExtras:
         except ImportError:
             pass
         try:
-            from gputui.sources.aws_demo import start_demo_aws
+            from gputui.sources.aws_demo import on_aws, start_demo_aws
 
-            endpoint, region, stop = start_demo_aws(cluster.scenario)
-            self.stops.append(stop)
-            self.env.update({"AWS_ENDPOINT_URL": endpoint, "AWS_REGION": region,
-                             "AWS_ACCESS_KEY_ID": "demo", "AWS_SECRET_ACCESS_KEY": "demo",
-                             "AWS_EC2_METADATA_DISABLED": "true"})
+            if on_aws(cluster.scenario):  # a GKE scenario has no EC2 to simulate
+                endpoint, region, stop = start_demo_aws(cluster.scenario)
+                self.stops.append(stop)
+                self.env.update({"AWS_ENDPOINT_URL": endpoint, "AWS_REGION": region,
+                                 "AWS_ACCESS_KEY_ID": "demo", "AWS_SECRET_ACCESS_KEY": "demo",
+                                 "AWS_EC2_METADATA_DISABLED": "true"})
         except ImportError:
             pass
         return self

@@ -165,6 +165,8 @@ def detect_region(nodes: Iterable[Node], classes: Iterable[NodeClass] = ()) -> t
     votes: Counter[str] = Counter()
     how = ""
     for n in nodes:
+        if n.provider_id and not n.provider_id.startswith("aws://"):
+            continue  # another cloud's node (GKE's gce://...): its region label is not an AWS region
         label = n.labels.get("topology.kubernetes.io/region") or n.labels.get("failure-domain.beta.kubernetes.io/region")
         if label:
             votes[label] += 1

@@ -126,10 +126,20 @@ def _of(objects: Iterable[Mapping[str, Any]], kind: str) -> list[Mapping[str, An
     return [o for o in objects if o.get("kind") == kind]
 
 
+def on_aws(scenario: Any) -> bool:
+    """Whether the scenario is an AWS cluster: a GKE scenario (gce:// providerIDs, no EC2NodeClass) gets no moto."""
+    objects, _ = _objects(scenario)
+    pids = [str((n.get("spec") or {}).get("providerID") or "") for n in _of(objects, "Node")]
+    return bool(_of(objects, "EC2NodeClass")) or any(p.startswith("aws://") for p in pids) or not any(pids)
+
+
 def scenario_region(objects: Iterable[Mapping[str, Any]]) -> str:
     """The region the scenario's nodes run in (labels, providerIDs, class zones), else us-east-1."""
     objects = list(objects)
     for n in _of(objects, "Node"):
+        pid = str((n.get("spec") or {}).get("providerID") or "")
+        if pid and not pid.startswith("aws://"):
+            continue  # another cloud's node: its region label is not an AWS region
         labels = (n.get("metadata") or {}).get("labels") or {}
         if labels.get("topology.kubernetes.io/region"):
             return str(labels["topology.kubernetes.io/region"])

@@ -89,11 +89,13 @@ KEY_ROUND = (("down", "down", None), (": opening the jump prompt", "colon", ":")
 
 
 async def press_keys(app: Any, displays: list[float], rounds: int, filter_text: str,
-                     quiet: float = 0.15, cap: float = 5.0) -> dict[str, list[float]]:
+                     quiet: float = 0.15, cap: float = 10.0) -> dict[str, list[float]]:
     """Key -> repaint latencies (seconds) by key, from key events posted as a terminal driver posts them.
 
     `pilot.press` waits for the app to go idle between keys; here each key is posted on its own
-    and timed until the last screen update it caused (no update for `quiet` s). A focused Input's
+    and timed until the last screen update it caused: the first update, however long it takes
+    (up to `cap`), then no further one for `quiet` s. A key with no update within `cap` counts as
+    `cap` (a lower bound), never as missing: dropping it would drop the slowest. A focused Input's
     cursor blink is turned off so its repaints are not taken for the key's.
     """
     from textual import events
@@ -110,15 +112,12 @@ async def press_keys(app: Any, displays: list[float], rounds: int, filter_text: 
             event.set_sender(app)
             t0 = time.perf_counter()
             app.post_message(event)
-            last_seen, deadline = t0, t0 + cap
+            deadline = t0 + cap
             while time.perf_counter() < deadline:
                 await asyncio.sleep(0.005)
-                if len(displays) > n0:
-                    last_seen = displays[-1]
-                if time.perf_counter() - max(last_seen, t0) > quiet:
+                if len(displays) > n0 and time.perf_counter() - displays[-1] > quiet:
                     break
-            if len(displays) > n0:
-                out.setdefault(label, []).append(displays[-1] - t0)
+            out.setdefault(label, []).append(displays[-1] - t0 if len(displays) > n0 else cap)
             focused = app.focused
             if isinstance(focused, Input):
                 focused.cursor_blink = False

@@ -359,7 +359,11 @@ def _pool_blockers(snap: Snapshot, pool: NodePool, reason: str) -> list[Blocker]
             (f"kubectl patch nodepool {pool.name} --type json -p "
              f"'[{{\"op\":\"replace\",\"path\":\"/spec/disruption/budgets/{i}/nodes\",\"value\":\"1\"}}]'",),
             (pool.ref,)))
-    if pool_event is not None and not zeros:
+    used_up = None if zeros else _budget_used_up(snap, pool, reason)
+    if used_up is not None:
+        out.append(Blocker(used_up.kind, used_up.summary, used_up.evidence + event_ev, used_up.fix,
+                           used_up.commands, used_up.refs))
+    elif pool_event is not None and not zeros:
         # Since v1.1 the event means a budget itself allows 0 (core disruption/helpers.go); v1.0 sent it once
         # nodes being deleted or NotReady had used the budget up.
         out.append(Blocker(
@@ -376,6 +380,82 @@ def _pool_blockers(snap: Snapshot, pool: NodePool, reason: str) -> list[Blocker]
             (f"kubectl patch nodepool {pool.name} --type merge -p "
              "'{\"spec\":{\"disruption\":{\"consolidateAfter\":\"30m\"}}}'",), (pool.ref,)))
     return out
+
+
+def _budget_used_up(snap: Snapshot, pool: NodePool, reason: str) -> Blocker | None:
+    """The pool's budget for `reason` used up by its nodes that are NotReady or being deleted, as Karpenter counts
+    (core disruption/helpers.go BuildDisruptionBudgetMapping): allowed = the most restrictive active budget
+    (a percentage of the initialized nodes, rounded up) minus those nodes. Since v1.1 no event says so."""
+    now = snap.taken_at
+    counted, disrupting = memoized(snap, ("pool-budget-use", id(pool)), lambda: _budget_use(snap, pool))
+    if not disrupting:
+        return None
+    best: tuple[int, int, Budget] | None = None
+    for i, b in enumerate(pool.budgets):
+        if b.reasons and reason not in b.reasons:
+            continue
+        if b.schedule and budget_active(b.schedule, b.duration, now) is not True:
+            continue  # inactive (an unparseable one is zero_budgets' and already reported)
+        allowed = _scaled(b.nodes, len(counted))
+        if allowed is not None and (best is None or allowed < best[0]):
+            best = (allowed, i, b)
+    if best is None or best[0] > len(disrupting):
+        return None
+    allowed, i, b = best
+    names = [n.name for n in disrupting]
+    share = f" of {len(counted)} nodes, rounded up" if b.nodes.strip().endswith("%") else ""
+    ev = [Evidence.field(pool.ref, f"spec.disruption.budgets[{i}]", {"nodes": b.nodes, **(
+        {"reasons": list(b.reasons)} if b.reasons else {}), **({"schedule": b.schedule, "duration": b.duration}
+                                                                 if b.schedule else {})},
+                         note=f"{allowed} of {len(counted)} initialized node(s) for reason {reason}")]
+    for n in disrupting[:3]:
+        if n.meta.deleting is not None:
+            ev.append(Evidence.field(n.ref, "metadata.deletionTimestamp", n.meta.deleting.strftime(
+                "%Y-%m-%dT%H:%M:%SZ"), note="being deleted: counts against the budget"))
+        else:
+            ready = next((c for c in n.conditions if c.type == "Ready"), None)
+            ev.append(Evidence.field(n.ref, "status.conditions[Ready]", ready.status if ready else None,
+                                     note="not Ready: counts against the budget"))
+    return Blocker(
+        "budget", f"NodePool {pool.name} allows {allowed} {reason} disruption(s) now (budget #{i} nodes={b.nodes}"
+                  f"{share}) and {len(names)} node(s) are NotReady or being deleted ({', '.join(names[:3])}): "
+                  "none left",
+        tuple(ev),
+        "Karpenter subtracts the pool's NotReady and deleting nodes from its budget: repair or remove those "
+        "(delete their NodeClaims), or raise the budget.",
+        (f"kubectl get nodes -l karpenter.sh/nodepool={pool.name}", f"kubectl describe node {names[0]}"),
+        (pool.ref, *(n.ref for n in disrupting[:3])))
+
+
+def _budget_use(snap: Snapshot, pool: NodePool) -> tuple[list[Node], list[Node]]:
+    """(the pool's initialized Karpenter nodes, those of them NotReady or being deleted), as Karpenter counts them:
+    a NodeClaim whose instance is already terminating counts for neither."""
+    idx = snap.index
+    counted: list[Node] = []
+    disrupting: list[Node] = []
+    for n in idx.nodes_by_pool.get(pool.name, ()):
+        claim = idx.nodeclaim_by_node.get(n.name)
+        if claim is None:
+            continue  # not Karpenter's (cluster state counts managed nodes only)
+        init = claim.condition("Initialized")
+        if not ((init is not None and init.status == "True") or n.meta.labels.get("karpenter.sh/initialized") == "true"):
+            continue
+        term = claim.condition("InstanceTerminating")
+        if term is not None and term.status == "True":
+            continue
+        counted.append(n)
+        if n.ready is not True or n.meta.deleting or claim.meta.deleting or any(
+                t.key in ("karpenter.sh/disrupted", "karpenter.sh/disruption") for t in n.taints):
+            disrupting.append(n)
+    return counted, disrupting
+
+
+def _scaled(nodes: str, total: int) -> int | None:
+    """intstr.GetScaledValueFromIntOrPercent(nodes, total, roundUp=true); None when malformed."""
+    text = nodes.strip()
+    if text.endswith("%"):
+        return -(-int(text[:-1]) * total // 100) if text[:-1].isdigit() else None
+    return int(text) if text.isdigit() else None
 
 
 def _pool_budget_event(snap: Snapshot, pool: str, reason: str) -> Event | None:

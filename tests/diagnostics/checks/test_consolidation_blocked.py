@@ -518,3 +518,33 @@ def test_a_budget_window_opening_at_the_snapshot_time_is_in_force() -> None:
                '[{nodes: "0", schedule: "0 10 * * *", duration: 2h}]}')
     f = finding(pool(budgets), node(), claim(), DAEMON_POD)
     assert "budget #0 nodes=0 is active now (schedule '0 10 * * *' for 2h, until 2026-08-21T12:00:00Z)" in f.title
+
+
+def _pool_node(name: str, ready: str = "True") -> str:
+    """Another initialized node of pool gpu, with its own instance and NodeClaim, running a 4-GPU job."""
+    instance = "i-0" + name.split("-")[-1].split(".")[0].rjust(16, "0")
+    own = (node().replace(NODE_NAME, name).replace("i-0123456789abcdef0", instance)
+           .replace('[{type: Ready, status: "True", reason: KubeletReady}]', f'[{{type: Ready, status: "{ready}"}}]'))
+    nc = (claim().replace(NODE_NAME, name).replace("i-0123456789abcdef0", instance)
+          .replace("name: gpu-abc12", f"name: gpu-{instance[-5:]}"))
+    job = pod(f"train-{instance[-5:]}-0", gpu=True).replace(NODE_NAME, name).replace('nvidia.com/gpu: "1"',
+                                                                                    'nvidia.com/gpu: "4"')
+    return "\n---\n".join((own, nc, job))
+
+
+def test_a_notready_node_uses_up_a_small_pools_percentage_budget() -> None:
+    # core disruption/helpers.go BuildDisruptionBudgetMapping: allowed = budget (10% of 3 initialized nodes, rounded
+    # up: 1) minus nodes NotReady or being deleted (1) = 0. Since v1.1 no event says so (it fires only when the
+    # budget itself is 0).
+    def ours(*docs: str) -> Finding:
+        (result,) = run(snapshot(*docs), only=["consolidation-blocked"]).results
+        return next(f for f in result.findings if f.subject == ObjectRef("Node", NODE_NAME))
+
+    others = (_pool_node("ip-10-0-40-8.ec2.internal"), _pool_node("ip-10-0-40-9.ec2.internal", ready="Unknown"))
+    f = ours(pool(), node(), claim(), DAEMON_POD, *others)
+    assert ("NodePool gpu allows 1 Empty disruption(s) now (budget #0 nodes=10% of 3 nodes, rounded up) and 1 "
+            "node(s) are NotReady or being deleted (ip-10-0-40-9.ec2.internal): none left") in f.title
+    assert "kubectl get nodes -l karpenter.sh/nodepool=gpu" in f.remediation.commands
+    # With both other nodes Ready, the budget allows one: nothing blocks.
+    f = ours(pool(), node(), claim(), DAEMON_POD, others[0], _pool_node("ip-10-0-40-9.ec2.internal"))
+    assert f.title.endswith("no blocker visible in the snapshot")

@@ -64,7 +64,7 @@ def pod_resourceclaim_unallocated(snap: Snapshot) -> Iterator[Finding | int]:
             key = f"{pod.namespace}/{c.claim}"
             obj = snap.resource_claims.get(key)
             if obj is None or "error" in obj:
-                why = obj.get("error") if obj else "not read (live view)"
+                why = obj.get("error") if obj else "not read here (only `gputui diagnose` reads ResourceClaims)"
                 ev.append(Evidence.absence(None, f"resourceclaim/{key}", note=f"its status could not be read: {why}"))
                 bad.append(f"claim {c.claim} (status unknown)")
                 continue

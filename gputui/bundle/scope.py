@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from diagnostics.dra import pod_claims
 from diagnostics.gpu_components import device_plugin_daemonsets, operator_daemonsets
 from diagnostics.model import ObjectRef
 from diagnostics.records import DaemonSet, Pod
@@ -59,7 +60,10 @@ def key(ns: str | None, name: str) -> Key:
 
 
 def gpu_related(pod: Pod, gpu_nodes: set[str], dss: set[Key]) -> bool:
+    """A pod that asks for accelerators (extended resources or DRA ResourceClaims), runs on or is nominated to a
+    GPU node, or belongs to a GPU DaemonSet."""
     return (pod.wants_accelerator or pod.node_name in gpu_nodes or pod.nominated_node in gpu_nodes
+            or (pod.pending and bool(pod_claims(pod)))
             or any(o.get("kind") == "DaemonSet" and (pod.namespace, str(o.get("name"))) in dss
                    for o in pod.meta.owners))
 

@@ -386,6 +386,8 @@ def _budget_used_up(snap: Snapshot, pool: NodePool, reason: str) -> Blocker | No
     """The pool's budget for `reason` used up by its nodes that are NotReady or being deleted, as Karpenter counts
     (core disruption/helpers.go BuildDisruptionBudgetMapping): allowed = the most restrictive active budget
     (a percentage of the initialized nodes, rounded up) minus those nodes. Since v1.1 no event says so."""
+    if snap.status("nodes").partial or snap.status("nodeclaims").partial:
+        return None  # a pod's one-shot read narrows them: the pool's nodes cannot be counted
     now = snap.taken_at
     counted, disrupting = memoized(snap, ("pool-budget-use", id(pool)), lambda: _budget_use(snap, pool))
     if not disrupting:

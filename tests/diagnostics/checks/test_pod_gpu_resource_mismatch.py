@@ -141,3 +141,13 @@ def test_model_names_are_normalised() -> None:
     assert {model_name(s) for s in ("h100", "NVIDIA-H100-80GB-HBM3", "nvidia-h100-80gb")} == {"H100"}
     assert {model_name(s) for s in ("Tesla-T4", "nvidia-tesla-t4", "t4")} == {"T4"}
     assert model_name("nvidia-l4") == "L4" and model_name("NVIDIA-L40S") == "L40S"
+
+
+def test_unhealthy_mig_slices_are_not_counted_as_gpus() -> None:
+    """Seven slices of one H100 withheld: '7 MIG slice(s)' of '1 GPU', never '7 GPU(s) unhealthy'."""
+    sick = H100_MIG.replace('allocatable: {cpu: "26", nvidia.com/mig-1g.10gb: "7"}',
+                            'allocatable: {cpu: "26", nvidia.com/mig-1g.10gb: "0"}')
+    (f,) = run(snapshot(sick), only=["gpu-allocatable-below-capacity"]).findings
+    assert "offers 0 of 7 MIG slice(s) (1 GPU · 7 MIG)" in f.title
+    assert "7 MIG slice(s) marked unhealthy" in f.title
+    assert "GPU(s) marked unhealthy" not in f.title

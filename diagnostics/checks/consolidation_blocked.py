@@ -43,20 +43,26 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
     Why it matters:
     Idle GPUs are the most expensive idle capacity in a cluster: an 8-GPU node running one
     notebook on 1 GPU bills 7 GPUs for nothing. Karpenter skips a node when a pod carries
-    `karpenter.sh/do-not-disrupt`, the node itself is annotated, a PDB allows no eviction, a
-    NodePool budget allows 0 disruptions right now, `consolidateAfter: Never`, or a `WhenEmpty`
-    pool still has non-DaemonSet pods on the node; it says so in `DisruptionBlocked` events
-    (`Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=<ns>/<name>)`, `Pdb prevents pod
-    evictions (PodDisruptionBudget=[<ns>/<name>])`, and on the NodePool `No allowed disruptions
-    for disruption reason Underutilized due to blocking budget`) and `Unconsolidatable` events
-    (`Can't replace with a cheaper node`, `NodePool "<np>" has consolidation disabled`). A NodeClaim
-    becomes `Consolidatable=True` once `consolidateAfter` has passed since `status.lastPodEventTime`.
+    `karpenter.sh/do-not-disrupt`, the node itself is annotated, a PDB allows no eviction (or two
+    PDBs select one pod), a NodePool budget allows 0 disruptions right now (a schedule it cannot
+    parse allows 0 for every reason; NotReady and deleting nodes of the pool use the budget up),
+    `consolidateAfter: Never`, or a `WhenEmpty` pool still has non-DaemonSet pods on the node.
+    It says so in `DisruptionBlocked` events
+    (`Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=<ns>/<name>)`,
+    `Pdb prevents pod evictions (PodDisruptionBudget=[<ns>/<name>])`, and on the NodePool
+    `No allowed disruptions for disruption reason Underutilized due to blocking budget`) and
+    `Unconsolidatable` events (`Can't replace with a cheaper node`,
+    `NodePool "<np>" has consolidation disabled`,
+    `SpotToSpotConsolidation requires 15 cheaper instance type options than the current candidate to consolidate, got <n>`).
+    A NodeClaim becomes `Consolidatable=True` once `consolidateAfter` has passed since
+    `status.lastPodEventTime`.
     An under-used node (GPUs requested against allocatable) is reported only when such a blocker
     is visible: with none, Karpenter may simply have no cheaper node for its pods.
 
     Fix:
     Remove the blocker the finding names (annotation, PDB, budget window, policy), or delete
-    the NodeClaim to remove the node now (its pods are evicted and rescheduled).
+    the NodeClaim to remove the node now (its pods are evicted and rescheduled; the drain waits
+    for do-not-disrupt pods to end).
     """
     complete = nodes_with_all_pods(snap)  # a target's one-shot read has all the pods of its own node(s) only
     examined, idle = carried(snap, "gt501-idle-gpu-nodes", ("nodes", "nodeclaims", "pods", "nodepools"),

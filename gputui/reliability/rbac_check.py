@@ -34,10 +34,11 @@ class Permission:
 
 
 def readonly_required() -> frozenset[Permission]:
-    """Reads: every informer resource (list+watch, get for targets), services (+proxy) and pods/log."""
+    """Reads: every informer resource (list+watch, get for targets), services (+proxy), pods/log, DRA resourceclaims."""
     perms = {Permission(r.group, r.plural, v) for r in RESOURCES.values() for v in READ_VERBS}
     perms |= {Permission("", "services", "get"), Permission("", "services", "list"),
-              Permission("", "services/proxy", "get"), Permission("", "pods/log", "get")}
+              Permission("", "services/proxy", "get"), Permission("", "pods/log", "get"),
+              Permission("resource.k8s.io", "resourceclaims", "get")}
     return frozenset(perms)
 
 

@@ -378,3 +378,14 @@ status:
     assert "the node runs ami-0b1c2d3e4f5a69788 (amazon-eks-node-al2023-x86_64-standard-1.34-v20260805), not a GPU image" \
         in f.title
     assert any(e.path == "status.imageID" for e in f.evidence)
+
+
+def test_operator_node_without_nfd_labels_is_blamed_on_node_feature_discovery() -> None:
+    """No `nvidia.com/gpu.present` (NFD found no NVIDIA PCI device) means no deploy labels: every operand skips the node."""
+    bare = "\n".join(line for line in NODE.splitlines() if "nvidia.com/gpu.deploy" not in line
+                     and "nvidia.com/gpu.present" not in line)
+    snap = snapshot(bare, OPERATOR)
+    d = diagnose_node(snap, snap.nodes[0])
+    assert (d.stack.provider, d.layer) == ("gpu-operator", "driver")
+    assert "did not label the node nvidia.com/gpu.present=true (Node Feature Discovery" in d.cause
+    assert "NFD worker" in d.fix

@@ -18,7 +18,8 @@ from typing import Any
 from diagnostics.model import ObjectRef
 from diagnostics.snapshot import Snapshot, SourceState, SourceStatus
 from gputui.bundle.scope import Key, Selection, gpu_related, key
-from gputui.kubeapi import Api, KubeError, Unreachable
+from gputui.kubeapi import Api, BrokenAnswer, KubeError, Unreachable
+from gputui.reads import retrying
 from gputui.resources import RESOURCES, Resource
 from gputui.sources.kube import iter_pages
 
@@ -95,8 +96,8 @@ class _Reader:
         self.out = out
 
     def note(self, exc: KubeError, verb: str, resource: str, what: str) -> None:
-        if isinstance(exc, Unreachable):
-            raise exc
+        if isinstance(exc, Unreachable) and not isinstance(exc, BrokenAnswer):
+            raise exc  # the API server is gone; a broken answer (after retries) is one thing not read
         entry = {"verb": verb, "resource": resource, "what": what, "detail": exc.message[:300]}
         if exc.status == 403:
             self.out.denied.append(entry)
@@ -110,14 +111,14 @@ class _Reader:
     def list(self, source: str, what: str, **kw: Any) -> list[Obj] | None:
         res = RESOURCES[source]
         try:
-            return raw_list(self.api, res, **kw)
+            return retrying(lambda: raw_list(self.api, res, **kw))
         except KubeError as exc:
             self.note(exc, "list", res.qualified, what)
             return None
 
     def get(self, path: str, resource: str, what: str) -> Obj | None:
         try:
-            obj = self.api.get(path)
+            obj = retrying(lambda: self.api.get(path))
         except KubeError as exc:
             self.note(exc, "get", resource, what)
             return None

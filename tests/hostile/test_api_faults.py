@@ -219,3 +219,20 @@ def test_a_bundle_taken_with_events_forbidden_reopens_honestly(sim: SimCluster, 
     code, out, err = run(capsys, "diagnose", "--bundle", str(path))
     assert code == 4
     assert "No problems found" not in out + err and "cannot rule out" in out + err
+
+
+def test_a_bundle_survives_broken_answers_while_reading_full_objects(
+        sim: SimCluster, spot: tuple[SimCluster, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A reset and a truncated body on the nodes and pods reads (the one-shot lists and the full objects'
+    reads) are retried: the bundle is written whole and reopens to the root cause (it used to stop at
+    the first broken answer)."""
+    for mode in ("reset", "truncated"):
+        sim.break_answers(1, mode, path_contains="/api/v1/nodes")  # type: ignore[arg-type]
+        sim.break_answers(1, mode, path_contains="/api/v1/pods")  # type: ignore[arg-type]
+    path = tmp_path / "b.tar.gz"
+    code, _, err = run(capsys, "bundle", "--kubeconfig", str(spot[1]), "-o", str(path))
+    assert code == 0, err
+    manifest = json.loads(members(path)["manifest.json"])
+    assert manifest["sources"]["nodes"]["state"] == "ok" and manifest["collected"]["resources"]["nodes"]
+    code, _, _ = run(capsys, "diagnose", "--bundle", str(path))
+    assert code == 3

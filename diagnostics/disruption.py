@@ -249,7 +249,9 @@ def _static_blockers(snap: Snapshot, nd: NodeDisruption) -> _StaticBlockers:
              Evidence.field(node.ref, "non-DaemonSet pods", names[:10],
                             note="none requests a GPU: they keep the GPU node alive")),
             "Keep CPU pods off GPU nodes (a NoSchedule GPU taint on the pool) or move them; with "
-            "WhenEmpty the node stays as long as any pod remains.",
+            "WhenEmpty the node stays as long as any pod remains."
+            + ("" if pool.taints else " Adding the taint to the pool's template drifts every node of the pool "
+               "(Karpenter replaces them, evicting their pods): add a Drifted budget or do it in a quiet hour."),
             tuple(f"kubectl delete pod -n {p.namespace} {p.name}" for p in nd.workload_pods[:3])
             + (() if pool.taints else (_TAINT_PATCH.format(pool=pool.name),)),
             tuple(p.ref for p in nd.workload_pods[:10])))

@@ -391,7 +391,9 @@ def _remedy(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _
     if t.cause == "interruption" and t.what.startswith("SpotInterrupted"):
         ct = _capacity_patch(f.pool)
         return (f"{checkpoint} A spot interruption cannot be stopped or delayed (2-minute notice) and ignores "
-                f"{DO_NOT_DISRUPT}. Run long GPU jobs on on-demand or reserved capacity, and checkpoint often.",
+                f"{DO_NOT_DISRUPT}. Run long GPU jobs on on-demand or reserved capacity, and checkpoint often."
+                + (" Requiring on-demand drifts the pool's spot nodes (Karpenter replaces them as budgets and "
+                   f"{DO_NOT_DISRUPT} allow)." if ct else ""),
                 ((ct,) if ct else ()) + (events,))
     if t.cause == "interruption" and t.what.startswith("CapacityReservationInstanceInterrupted"):
         return (f"{checkpoint} The owner of the interruptible capacity reservation is reclaiming it: EC2 terminates "

@@ -548,3 +548,13 @@ def test_a_notready_node_uses_up_a_small_pools_percentage_budget() -> None:
     # With both other nodes Ready, the budget allows one: nothing blocks.
     f = ours(pool(), node(), claim(), DAEMON_POD, others[0], _pool_node("ip-10-0-40-9.ec2.internal"))
     assert f.title.endswith("no blocker visible in the snapshot")
+
+
+def test_the_taint_fix_warns_that_it_drifts_the_whole_pool() -> None:
+    # core pkg/apis/v1/nodepool.go Hash(): spec.template (taints included; requirements not) is hashed, and
+    # nodeclaim/disruption/drift.go areStaticFieldsDrifted marks every NodeClaim with the old hash NodePoolDrifted.
+    untainted = pool("{consolidationPolicy: WhenEmpty, consolidateAfter: 5m}").replace(
+        '      taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]\n', "")
+    f = finding(untainted, node(), claim(), DAEMON_POD, pod("log-shipper-5d8f", ns="observability", owner="ReplicaSet"))
+    assert any('"taints":[{"key":"nvidia.com/gpu"' in c for c in f.remediation.commands)
+    assert "drifts every node of the pool" in f.remediation.text

@@ -254,6 +254,8 @@ def test_spot_interruption_notice() -> None:
     assert "will be deleted at 2026-08-21T10:01:30Z" in f.title and "SpotInterrupted" in f.title
     assert "ignores karpenter.sh/do-not-disrupt" in f.remediation.text
     assert any('"values":["on-demand"]' in c for c in f.remediation.commands)
+    # core nodeclaim/disruption/drift.go areRequirementsDrifted: the pool's other spot nodes drift too.
+    assert "drifts the pool's spot nodes" in f.remediation.text
     # An hour-old notice is about a node that is gone or was spared.
     old = event("Node", NODE, "SpotInterrupted", "Spot interruption warning was triggered", at="2026-08-21T09:00:00Z")
     assert result(pool(), node(capacity="spot"), claim(), job(), old).status is CheckStatus.PASSED

@@ -222,15 +222,26 @@ def test_a_bundle_taken_with_events_forbidden_reopens_honestly(sim: SimCluster, 
 
 
 def test_a_bundle_survives_broken_answers_while_reading_full_objects(
-        sim: SimCluster, spot: tuple[SimCluster, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        sim: SimCluster, spot: tuple[SimCluster, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """A reset and a truncated body on the nodes and pods reads (the one-shot lists and the full objects'
     reads) are retried: the bundle is written whole and reopens to the root cause (it used to stop at
     the first broken answer)."""
-    for mode in ("reset", "truncated"):
-        sim.break_answers(1, mode, path_contains="/api/v1/nodes")  # type: ignore[arg-type]
-        sim.break_answers(1, mode, path_contains="/api/v1/pods")  # type: ignore[arg-type]
+    import gputui.commands.bundle as bundle_cmd
+
+    said = bundle_cmd._status
+
+    def status(message: str) -> None:  # the faults start once the one-shot lists are done
+        if message == "reading the full objects":
+            for mode in ("reset", "truncated"):
+                sim.break_answers(1, mode, path_contains="/api/v1/nodes")  # type: ignore[arg-type]
+                sim.break_answers(1, mode, path_contains="/api/v1/pods")  # type: ignore[arg-type]
+        said(message)
+
+    monkeypatch.setattr(bundle_cmd, "_status", status)
     path = tmp_path / "b.tar.gz"
     code, _, err = run(capsys, "bundle", "--kubeconfig", str(spot[1]), "-o", str(path))
+    assert sim.faults.broken.get("reset") and sim.faults.broken.get("truncated")
     assert code == 0, err
     manifest = json.loads(members(path)["manifest.json"])
     assert manifest["sources"]["nodes"]["state"] == "ok" and manifest["collected"]["resources"]["nodes"]

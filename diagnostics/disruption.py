@@ -305,12 +305,18 @@ def _pdb_blockers(snap: Snapshot, nd: NodeDisruption) -> tuple[list[Blocker], fr
 _DISRUPTED_TAINT = Taint("karpenter.sh/disrupted", "", "NoSchedule")
 
 
+def tolerates_disrupted(pod: Pod) -> bool:
+    """The pod tolerates karpenter.sh/disrupted:NoSchedule (often a blanket `operator: Exists`): Karpenter's drain
+    neither evicts it nor waits for it (core pkg/utils/pod/scheduling.go IsEvictable, IsDrainable)."""
+    return any(t.tolerates(_DISRUPTED_TAINT) for t in pod.tolerations)
+
+
 def _holding_pdbs(pdbs: Sequence[Pdb], pod: Pod) -> tuple[list[Pdb], list[Pdb]]:
     """(PDBs selecting the pod, those of them that refuse its eviction now), as Karpenter's pdb.Limits reads them
     (core pkg/utils/pdb/pdb.go isEvictable): a pod it never evicts (a mirror pod, one tolerating
     karpenter.sh/disrupted:NoSchedule) is held by none; an unready pod under unhealthyPodEvictionPolicy: AlwaysAllow
     neither. The caller handles do-not-disrupt (it depends on the time) and more than one PDB (never evictable)."""
-    if _is_mirror(pod) or any(t.tolerates(_DISRUPTED_TAINT) for t in pod.tolerations):
+    if _is_mirror(pod) or tolerates_disrupted(pod):
         return [], []
     selecting = [b for b in pdbs if pdb_selects(b, pod)]
     unready = any(c.type == "Ready" and c.status == "False" for c in pod.conditions)

@@ -14,6 +14,7 @@ from diagnostics.disruption import (
     blocking_pdb,
     do_not_disrupt_state,
     nodes_with_all_pods,
+    tolerates_disrupted,
     zero_budgets,
 )
 from diagnostics.model import Evidence, Finding, Remediation, Severity
@@ -318,7 +319,10 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
     for p in jobs:
         protected, _why = do_not_disrupt_state(p, now)
         held = protected or blocking_pdb(snap, p) is not None
-        if not t.forced and held:
+        # A drain waits for a held pod unless it tolerates the disruption taint; a drift not yet started never
+        # picks the node while do-not-disrupt holds (candidacy asks every pod, tolerations aside).
+        tolerant = tolerates_disrupted(p)
+        if not t.forced and held and (not tolerant or (t.cause == "drift" and not t.now)):
             continue  # Karpenter waits for it (drift, consolidation, expiry without terminationGracePeriod)
         since = p.started or p.meta.created
         ran = snap.age(since) or 0.0
@@ -328,8 +332,11 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
         elif t.forced and t.when is not None:
             how = f"deleted at {_stamp(t.when)} ({_relative(snap, t.when)})"
             ran += max((t.when - now).total_seconds(), 0.0)
-        elif t.forced and held and f.tgp:  # not evicted: deleted to be gone by the deadline
+        elif t.forced and held and f.tgp and not tolerant:  # not evicted: deleted to be gone by the deadline
             how = f"deleted within {f.tgp} of the drain starting"
+        elif tolerant:
+            how = ("killed when the instance terminates (it tolerates karpenter.sh/disrupted:NoSchedule, so the drain "
+                   "neither evicts nor waits for it)")
         elif t.now:
             how = "evicted now"
         else:
@@ -374,6 +381,19 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: 
 
 def _remedy(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _Threat,
             pods: list[Pod]) -> tuple[str, tuple[str, ...]]:
+    """The fix for the cause, and for jobs whose tolerations let the drain leave them to die with the instance."""
+    text, commands = _remedy_by_cause(snap, node, claim, f, t, pods)
+    tolerant = [p for p in pods if tolerates_disrupted(p)]
+    if tolerant:
+        text += (" " + ", ".join(f"{p.namespace}/{p.name}" for p in tolerant[:3]) + " tolerates "
+                 "karpenter.sh/disrupted:NoSchedule (a blanket toleration): the drain neither evicts nor waits for "
+                 f"it, so {DO_NOT_DISRUPT} and PDBs cannot keep the node for it; give its pod template tolerations "
+                 "with explicit keys.")
+    return text, commands
+
+
+def _remedy_by_cause(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, t: _Threat,
+                     pods: list[Pod]) -> tuple[str, tuple[str, ...]]:
     """The fix for the cause, with commands that fit this node's pool and class."""
     pool = f.pool.name if f.pool is not None else "<nodepool>"
     # An evicted pod is past saving: it has its grace period to checkpoint, then its controller restarts it.

@@ -402,3 +402,16 @@ def test_a_budget_holding_drift_does_not_hold_expiry() -> None:
     budgets = '[{nodes: "0", reasons: [Drifted]}]'
     f = finding(pool(budgets=budgets), node(), claim(drifted="AMIDrift", created="2026-07-22T22:00:00Z"), job())
     assert "its node's NodeClaim expires in 12h (expireAfter 720h)" in f.title
+
+
+def test_a_blanket_toleration_lets_the_drain_leave_a_protected_job_to_die_with_the_instance() -> None:
+    # core pkg/utils/pod/scheduling.go: a pod tolerating karpenter.sh/disrupted:NoSchedule (here operator: Exists
+    # with no key) is neither evicted (IsEvictable) nor waited for (IsDrainable), so an expiring node is drained of
+    # the others and terminated with it; do-not-disrupt holds only a drift that has not started (candidacy).
+    tolerant = job(annotations='{karpenter.sh/do-not-disrupt: "true"}').replace(
+        "spec:\n  nodeName:", "spec:\n  tolerations: [{operator: Exists}]\n  nodeName:")
+    f = finding(pool(), node(), claim(created="2026-07-22T22:00:00Z"), tolerant)
+    assert ("will be killed when the instance terminates (it tolerates karpenter.sh/disrupted:NoSchedule, so "
+            "the drain neither evicts nor waits for it) although karpenter.sh/do-not-disrupt=true") in f.title
+    assert "toleration" in f.remediation.text
+    assert result(pool(), node(), claim(drifted="AMIDrift"), tolerant).status is CheckStatus.PASSED

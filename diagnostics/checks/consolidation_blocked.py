@@ -16,6 +16,7 @@ from diagnostics.disruption import (
     gather,
     nodes_with_all_pods,
     refs_of,
+    tolerates_disrupted,
 )
 from diagnostics.karpenter_controller import controller_namespace, logs_command
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
@@ -174,10 +175,17 @@ def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Fa
     cost = (f"{gpus:g} GPU(s) have been {what} for {said.idle} (~{said.gpu_hours} GPU-hours billed for "
             "nothing).")
     if claim is not None:
-        held = any(b.kind == "pod-annotation" for b in blockers)  # drainable but never evicted (core IsEvictable)
+        # An annotated pod is drained but never evicted, so the drain waits for it, unless it tolerates the
+        # disruption taint: then the drain ignores it and it dies with the node (core IsEvictable, IsDrainable).
+        annotated = {r for b in blockers if b.kind == "pod-annotation" for r in b.refs}
+        tolerant = [p for p in nd.pods if p.ref in annotated and tolerates_disrupted(p)]
+        held = len(annotated) > len(tolerant)
         texts.append("To remove the node now, delete its NodeClaim (Karpenter drains it, respecting PDBs"
                      + (f"; the drain waits for pods annotated {DO_NOT_DISRUPT} to end, so remove the annotation "
                         "or the pod first" if held else "")
+                     + ("; " + ", ".join(f"{p.namespace}/{p.name}" for p in tolerant[:3]) + " tolerates "
+                        "karpenter.sh/disrupted:NoSchedule, so the drain does not wait for it: it dies with the node"
+                        if tolerant else "")
                      + ("; its GPU pods are evicted and rescheduled, so let running work finish first)."
                         if facts.requested else ")."))
         commands.append(f"kubectl delete nodeclaim {claim.name}")

@@ -558,3 +558,12 @@ def test_the_taint_fix_warns_that_it_drifts_the_whole_pool() -> None:
     f = finding(untainted, node(), claim(), DAEMON_POD, pod("log-shipper-5d8f", ns="observability", owner="ReplicaSet"))
     assert any('"taints":[{"key":"nvidia.com/gpu"' in c for c in f.remediation.commands)
     assert "drifts every node of the pool" in f.remediation.text
+
+
+def test_a_tolerant_do_not_disrupt_pod_is_not_waited_for_by_a_nodeclaim_deletion() -> None:
+    # IsDrainable is false for a pod tolerating karpenter.sh/disrupted:NoSchedule: the drain does not wait for it.
+    tolerant = NOTEBOOK.replace("spec:\n  nodeName:", "spec:\n  tolerations: [{operator: Exists}]\n  nodeName:")
+    f = finding(pool(), node(), claim(), DAEMON_POD, tolerant)
+    assert "pod ml/nb-alice-0 has karpenter.sh/do-not-disrupt=true" in f.title  # it still blocks consolidation
+    assert "the drain waits for" not in f.remediation.text
+    assert "ml/nb-alice-0 tolerates karpenter.sh/disrupted:NoSchedule" in f.remediation.text

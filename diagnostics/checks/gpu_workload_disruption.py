@@ -79,7 +79,9 @@ def gpu_workload_disruption(snap: Snapshot) -> Iterator[Finding | int]:
     waits for do-not-disrupt pods and PDBs, and with `terminationGracePeriod` its pods are deleted at
     expiry plus that period. Drift honours `karpenter.sh/do-not-disrupt` unless the NodeClaim has a
     `terminationGracePeriod`; a NodePool budget with `nodes: "0"` for `Drifted` holds it off while
-    active. Stateless replicas (Deployments) are not reported: they are rescheduled.
+    active, as does the node's own `karpenter.sh/do-not-disrupt: "true"`. A drain neither evicts nor
+    waits for a job that tolerates `karpenter.sh/disrupted:NoSchedule` (a blanket `operator: Exists`):
+    it dies with the instance. Stateless replicas (Deployments) are not reported: they are rescheduled.
 
     Fix:
     Drift: annotate the job `karpenter.sh/do-not-disrupt: "true"`, add a budget

@@ -92,7 +92,7 @@ def node_row(n: Node, claim: NodeClaim | None, used: float, now: datetime, sev: 
         _n(accelerator_total(n.allocatable)),
         gpus_text(used),
         n.capacity_type or "-",
-        n.nodepool or "-",
+        n.nodepool or n.label("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup") or "-",
         n.zone or "-",
         age(now, n.meta.created),
         "Ready" if ready else ("NotReady" if ready is False else "Unknown"),

@@ -151,3 +151,17 @@ def test_unhealthy_mig_slices_are_not_counted_as_gpus() -> None:
     assert "offers 0 of 7 MIG slice(s) (1 GPU · 7 MIG)" in f.title
     assert "7 MIG slice(s) marked unhealthy" in f.title
     assert "GPU(s) marked unhealthy" not in f.title
+
+
+def test_node_rows_name_the_node_group_where_karpenter_does_not_manage_the_node() -> None:
+    gke = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: gke-ml-prod-l4-pool-8c2f1e7a-x7k2
+  labels: {cloud.google.com/gke-nodepool: l4-pool, cloud.google.com/gke-accelerator: nvidia-l4}
+spec: {providerID: gce://ml-prod-4711/us-central1-a/gke-ml-prod-l4-pool-8c2f1e7a-x7k2}
+status: {capacity: {nvidia.com/gpu: "1"}, allocatable: {nvidia.com/gpu: "1"}}
+"""
+    (row,) = node_rows(snapshot(gke))
+    assert (row.cells[2], row.cells[7]) == ("L4", "l4-pool")

@@ -245,33 +245,40 @@ def container_detail(c: ContainerState) -> str:
     return text
 
 
-KNOWN_FAILURES = {
+_DRIVER, _TOOLKIT, _VALIDATOR, _PLUGIN = ("driver", "driver installer"), ("container toolkit",), \
+    ("operator validator",), ("device plugin",)
+KNOWN_FAILURES: dict[str, tuple[tuple[str, ...], str]] = {
     # GPU Operator driver container (gpu-driver-container nvidia-driver script)
-    "Could not resolve Linux kernel version": "no kernel headers/packages for the node's running kernel: use a "
-    "precompiled driver image or a node image whose kernel the driver container supports (or a GPU AMI with the "
-    "driver pre-installed)",
-    "Failed to update package cache": "the driver container cannot reach its package repositories (proxy/air-gap)",
-    "Could not unload NVIDIA driver kernel modules, driver is in use": "a host driver or a GPU process holds the "
-    "kernel modules",
-    "An instance of the NVIDIA driver is already running": "a driver is already installed on the host: set "
-    "driver.enabled=false or use an image without one",
+    "Could not resolve Linux kernel version": (_DRIVER, "no kernel headers/packages for the node's running kernel: "
+                                               "use a precompiled driver image or a node image whose kernel the "
+                                               "driver container supports (or a GPU AMI with the driver pre-installed)"),
+    "Failed to update package cache": (_DRIVER, "the driver container cannot reach its package repositories "
+                                                "(proxy/air-gap)"),
+    "Could not unload NVIDIA driver kernel modules, driver is in use": (_DRIVER, "a host driver or a GPU process "
+                                                                                 "holds the kernel modules"),
+    "An instance of the NVIDIA driver is already running": (_DRIVER, "a driver is already installed on the host: set "
+                                                                     "driver.enabled=false or use an image without one"),
     # NVIDIA container toolkit (nvidia-ctk-installer)
-    "unable to dial": "the toolkit cannot reach containerd at the socket it was given: CONTAINERD_SOCKET / the "
-    "socket hostPath do not match this node (k3s/RKE2 paths on a stock containerd, or the reverse)",
-    "unable to configure containerd": "the toolkit cannot write containerd's config (CONTAINERD_CONFIG path)",
+    "unable to dial": (_TOOLKIT, "the toolkit cannot reach containerd at the socket it was given: CONTAINERD_SOCKET / "
+                                 "the socket hostPath do not match this node (k3s/RKE2 paths on a stock containerd, or "
+                                 "the reverse)"),
+    "unable to configure containerd": (_TOOLKIT, "the toolkit cannot write containerd's config (CONTAINERD_CONFIG "
+                                                 "path)"),
     # GPU Operator validator
-    "toolkit is not ready": "nvidia-smi fails through the nvidia runtime (container toolkit / runtime config)",
+    "toolkit is not ready": (_VALIDATOR, "nvidia-smi fails through the nvidia runtime (container toolkit / runtime "
+                                         "config)"),
     # AMD (ROCm/k8s-device-plugin)
-    "amdgpu driver unavailable": "the amdgpu kernel driver is not loaded on the node",
+    "amdgpu driver unavailable": (_PLUGIN, "the amdgpu kernel driver is not loaded on the node"),
 }
-"""Log lines that name a cause, and what they mean (upstream texts; see accelerator-stacks reference)."""
+"""Log lines that name a cause, the layers that print them, and what they mean (upstream texts; see the
+accelerator-stacks reference)."""
 
 
-def known_failure(lines: list[str]) -> tuple[str, str]:
-    """(the line, what it means) for the last log line that names a known cause."""
+def known_failure(lines: list[str], layer: str) -> tuple[str, str]:
+    """(the line, what it means) for the last log line of `layer` that names a known cause."""
     for line in reversed(lines):
-        for text, meaning in KNOWN_FAILURES.items():
-            if text.lower() in line.lower():
+        for text, (layers, meaning) in KNOWN_FAILURES.items():
+            if layer in layers and text.lower() in line.lower():
                 return line.strip()[:200], meaning
     return "", ""
 
@@ -528,7 +535,7 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
     state = f"{cname}: {detail}" if cname and len(pod.containers) > 1 else detail
     cause = f"{ds.meta.name} pod {pod.name} is not ready ({state})"
     fix = _layer_fix(stack, layer, cname, nvml)
-    line, meaning = known_failure(last_lines(c, 40, logged=logged) if c else [])
+    line, meaning = known_failure(last_lines(c, 40, logged=logged) if c else [], layer.name)
     if line and not nvml:
         cause += f': "{line}" - {meaning}'
         fix = f"{meaning[0].upper()}{meaning[1:]}." + _WAITERS.get(layer.name, "")

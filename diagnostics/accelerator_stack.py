@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 from diagnostics.matching import node_matches
 from diagnostics.model import Evidence, EvidenceKind
-from diagnostics.records import ContainerState, DaemonSet, Node, Pod, Taint, tolerates_all
-from diagnostics.records import accelerator_total
+from diagnostics.records import ContainerState, DaemonSet, Event, Node, Pod, Taint, accelerator_total, tolerates_all
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
 from diagnostics.timeutil import human_age
 
@@ -593,7 +592,7 @@ _POD_FAILURES = ("FailedCreatePodSandBox", "FailedMount", "FailedAttachVolume", 
 """Kubelet Warnings that mean a pod cannot start at all (BackOff and Failed repeat the container state)."""
 
 
-def _pod_warning(snap: Snapshot, pod: Pod):  # type: ignore[no-untyped-def]
+def _pod_warning(snap: Snapshot, pod: Pod) -> Event | None:
     """The newest Warning event on the pod that says why it cannot start or keeps failing."""
     found = None
     for e in snap.index.events("Pod", pod.name, pod.namespace):

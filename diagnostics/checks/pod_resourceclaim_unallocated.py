@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from diagnostics.dra import claim_state, pod_claims
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.pod_events import clip
-from diagnostics.records import Pod
+from diagnostics.records import Event, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import carried
@@ -23,7 +23,7 @@ SCHEDULER_TEXTS = {
 }
 
 
-def _scheduler_event(snap: Snapshot, pod: Pod):  # type: ignore[no-untyped-def]
+def _scheduler_event(snap: Snapshot, pod: Pod) -> Event | None:
     for e in reversed(snap.index.events("Pod", pod.name, pod.namespace)):
         if e.reason in ("FailedScheduling", "FailedPrepareDynamicResources"):
             return e

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from diagnostics import Finding, run
+from diagnostics import Finding, Report, run
 from diagnostics.accelerator_stack import node_platform, node_stack, node_vendor
-from diagnostics.snapshot import SourceState
+from diagnostics.snapshot import Snapshot, SourceState
 from gputui import ingest
 from gputui.sim.scenario import list_scenarios, load_scenario
 from tests.builders import snapshot
@@ -26,7 +26,7 @@ def _text(f: Finding) -> str:
     return (f.remediation.text + "\n" + "\n".join(f.remediation.commands)).lower()
 
 
-def _report(name: str):  # type: ignore[no-untyped-def]
+def _report(name: str) -> tuple[Snapshot, Report, bool]:
     sc = load_scenario(name)
     absent = {SOURCE_OF_RESOURCE[r]: SourceState.ABSENT for r in sc.absent if r in SOURCE_OF_RESOURCE}
     objs = [o for o in sc.all_objects() if o.get("kind") in KNOWN_KINDS]

@@ -71,7 +71,20 @@ _KARPENTER_COUNTERS = ("karpenter_nodeclaims_disrupted_total", "karpenter_nodecl
 _KARPENTER_WITNESS = '{__name__=~"karpenter_build_info|karpenter_nodepools?_usage"}'
 
 
-_XID_EDGE = f'count_values without() ("xid", {XID} > 0 unless ({XID} offset {RMA_STEP} == {XID}))'
+RMA_HOLD = "1h"
+"""How far back an Xid history step looks for the gauge's previous value: a scrape gap shorter than this
+(a Prometheus restart replaying its WAL, an exporter restarting) does not make a held Xid a new one."""
+_WORKLOAD_LABELS = ("pod, namespace, container, pod_uid, pod_name, pod_namespace, container_name, exported_pod, "
+                    "exported_namespace, exported_container, vgpu, hpc_job, dra_claim_name, dra_claim_namespace, "
+                    "dra_driver_name, dra_pool_name, dra_device_name, dra_mig_profile, dra_mig_device_uuid, "
+                    "err_code, err_msg")
+"""Labels dcgm-exporter changes while a GPU's gauge keeps its value: the workload holding the GPU, put on
+every metric of it (internal/pkg/transformation/kubernetes.go), and the Xid's own err_code/err_msg."""
+_XID_NOW = f"max without({_WORKLOAD_LABELS}) ({XID})"
+_XID_BEFORE = f"max without({_WORKLOAD_LABELS}) (last_over_time({XID}[{RMA_HOLD}] offset {RMA_STEP}))"
+# One series per physical GPU and Xid: MIG instances each carry their GPU's Xid (GPU_I_PROFILE/GPU_I_ID).
+_XID_EDGE = (f'max without(GPU_I_PROFILE, GPU_I_ID) (count_values without() ("xid", '
+             f"{_XID_NOW} > 0 unless {_XID_BEFORE} == {_XID_NOW}))")
 
 
 def _new_or_increased(metric: str, selector: str, window: str) -> str:
@@ -114,14 +127,17 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "gpu_temp": (f"avg_over_time({GPU_TEMP}[5m])",),
     # A GPU's Xid history over a week, one series per GPU and Xid code (count_values turns the gauge's
     # value into an `xid` label). An occurrence is a rising edge: the gauge reads an Xid it did not read
-    # one step earlier (after a reboot the exporter starts again at 0, so a recurring Xid is seen again).
+    # at its last scrape before the step (after a reboot the exporter starts again at 0, so a recurring Xid
+    # is seen again), whatever pod the exporter names on the series, and across a scrape gap under RMA_HOLD.
     "rma_xid_events": (f"count_over_time(({_XID_EDGE})[{RMA_WINDOW}:{RMA_STEP}])",),
     "rma_xid_first": (f"min_over_time(timestamp({_XID_EDGE})[{RMA_WINDOW}:{RMA_STEP}])",),
     "rma_xid_last": (f"max_over_time(timestamp({_XID_EDGE})[{RMA_WINDOW}:{RMA_STEP}])",),
     "rma_remap_failure": (f"max_over_time({ROW_REMAP_FAILURE}[{RMA_WINDOW}]) > 0",),
-    # Uncorrectable remapped rows that grew more than once in the week: the memory keeps failing.
-    "rma_remapped_rows": (f"changes({UNCORRECTABLE_REMAPPED_ROWS}[{RMA_WINDOW}]) > 1 "
-                          f"and max_over_time({UNCORRECTABLE_REMAPPED_ROWS}[{RMA_WINDOW}]) > 0",),
+    # Uncorrectable remapped rows that grew more than once in the week: the memory keeps failing. Per GPU,
+    # not per series: a failure that kills the job moves the counter under the next pod's label.
+    "rma_remapped_rows": (f"changes((max without({_WORKLOAD_LABELS}) ({UNCORRECTABLE_REMAPPED_ROWS}))"
+                          f"[{RMA_WINDOW}:{RMA_STEP}]) > 1 and max without({_WORKLOAD_LABELS}) "
+                          f"(max_over_time({UNCORRECTABLE_REMAPPED_ROWS}[{RMA_WINDOW}])) > 0",),
     # Both Karpenter generations: karpenter_nodepool_usage (older) and karpenter_nodepools_usage.
     "nodepool_usage": (f'{{__name__=~"karpenter_nodepools?_usage", resource_type=~"{_ACCELERATOR_TYPES}"}}',),
     "nodepool_limit": (f'{{__name__=~"karpenter_nodepools?_limit", resource_type=~"{_ACCELERATOR_TYPES}"}}',),

@@ -72,7 +72,8 @@ def _date(ts: float) -> str:
 
 
 def _key(labels: GpuLabels) -> tuple[str, ...]:
-    return (labels.uuid, labels.mig) if labels.uuid else (labels.host, labels.index, labels.mig)
+    """The physical GPU: what is returned to the vendor is the board, whatever its MIG instances."""
+    return (labels.uuid,) if labels.uuid else (labels.host, labels.index)
 
 
 def _gpus(facts: MetricFacts) -> dict[tuple[str, ...], _Gpu]:
@@ -141,7 +142,9 @@ def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
     DCGM_FI_DEV_XID_ERRORS per GPU (by its UUID, so a GPU seen under a new node name is still one GPU),
     plus DCGM_FI_DEV_ROW_REMAP_FAILURE and DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS, and lists the GPUs
     with the history that makes them candidates for return (RMA). An occurrence is a change of the
-    last-Xid gauge, so the same Xid twice without a reboot in between counts once.
+    last-Xid gauge, so the same Xid twice without a reboot in between counts once; a held Xid seen again
+    under a new job's pod label (dcgm-exporter relabels every metric of a GPU with the pod holding it),
+    after a scrape gap of under an hour, or on each MIG instance of one GPU is not counted again.
 
     Fix:
     Take the GPU out of service: cordon and drain its node. In the cloud, replace the instance

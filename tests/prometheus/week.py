@@ -22,6 +22,10 @@ ONCE = "ip-10-0-2-23.ec2.internal"      # one Xid 79, two days ago: not a patter
 APP = "ip-10-0-2-24.ec2.internal"       # Xid 13 every day: the job's own bug, not the GPU
 REMAP = "ip-10-0-2-25.ec2.internal"     # row remapping failed three days ago
 ROWS = "ip-10-0-2-26.ec2.internal"      # uncorrectable remapped rows grew on two days
+CHURN = "ip-10-0-2-27.ec2.internal"     # one Xid 94, held by the gauge while a new job pod lands each day
+GAP = "ip-10-0-2-28.ec2.internal"       # one Xid 48, held across a 40-minute scrape gap (Prometheus restart)
+MIG = "ip-10-0-2-29.ec2.internal"       # MIG GPU 0 (three GPU instances): Xid 79 five days and one day ago
+ROWS_JOBS = "ip-10-0-2-30.ec2.internal"  # uncorrectable remapped rows grew on two days, each time under a new job
 H100 = "NVIDIA H100 80GB HBM3"
 SHARED_UUID = "GPU-5f0e2a11-93c4-4d0b-8b7e-000000000005"
 
@@ -96,4 +100,27 @@ def week(now: float) -> str:
     gpu(APP, 0, _episodes(*((13, d * DAY + h, d * DAY) for d in range(6))))
     gpu(REMAP, 0, remap_failure=lambda a: 1 if a <= 3 * DAY else 0)
     gpu(ROWS, 0, rows=lambda a: 0 if a > 5 * DAY else 2 if a > DAY else 5)
+    # dcgm-exporter's pod mapper puts pod/namespace/container of the pod holding the GPU on every metric
+    # of it, the Xid gauge too (internal/pkg/transformation/kubernetes.go, `for counter := range metrics`):
+    # each new job starts a new series that already reads the Xid seen five days ago. One Xid, not five.
+    jobs = [(f"train-{d}", (d + 1) * DAY, d * DAY) for d in range(5)]
+    for pod, start, stop in [("", SPAN, 5 * DAY)] + jobs:
+        labels = _labels(CHURN, 0) | ({"pod": pod, "namespace": "ml", "container": "main"} if pod else {})
+        series("DCGM_FI_DEV_XID_ERRORS", labels, _episodes((94, 5 * DAY - h, 0)), (start, stop))
+        series("DCGM_FI_DEV_GPU_TEMP", labels, lambda _a: 60, (start, stop))
+    # The same series before and after 40 minutes without scrapes two days ago: the gauge still reads 48.
+    for alive in ((SPAN, 2 * DAY), (2 * DAY - 40 * 60, 0)):
+        series("DCGM_FI_DEV_XID_ERRORS", _labels(GAP, 0), _episodes((48, 4 * DAY, 0)), alive)
+    # MIG: every metric of GPU 0 is one series per GPU instance (GPU_I_PROFILE/GPU_I_ID), parent UUID,
+    # as a real dcgm-exporter prints it; the Xid shows on each. One physical GPU, failing twice.
+    for gi in ("3", "5", "6"):
+        labels = _labels(MIG, 0) | {"GPU_I_PROFILE": "2g.20gb", "GPU_I_ID": gi}
+        series("DCGM_FI_DEV_XID_ERRORS", labels, _episodes((79, 5 * DAY, 5 * DAY - 2 * h), (79, DAY, 0)))
+        series("DCGM_FI_DEV_GPU_TEMP", labels, lambda _a: 60)
+    # Each uncorrectable error kills the job and the next one lands on the GPU: the counter grows as the
+    # series changes its pod label, so no single series sees it change.
+    for pod, start, stop in (("eval-0", SPAN, 4 * DAY), ("eval-1", 4 * DAY, 2 * DAY), ("eval-2", 2 * DAY, 0)):
+        labels = _labels(ROWS_JOBS, 0) | {"pod": pod, "namespace": "ml", "container": "main"}
+        series("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", labels,
+               lambda a: 0 if a > 4 * DAY else 3 if a > 2 * DAY else 6, (start, stop))
     return om.text()

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from diagnostics import CheckStatus, ObjectRef, Report, Severity
 from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
-from tests.prometheus.week import APP, CLUSTER, NEW_HOST, OLD_HOST, ONCE, REMAP, REPEAT, ROWS, SHARED_UUID
+from tests.prometheus.week import (APP, CHURN, CLUSTER, GAP, MIG, NEW_HOST, OLD_HOST, ONCE, REMAP, REPEAT, ROWS,
+                                  ROWS_JOBS, SHARED_UUID)
 
 
 def _findings(diagnose: Callable[..., Report]) -> dict[str, object]:
@@ -23,7 +24,8 @@ def test_xid_79_on_three_days_is_an_rma_candidate_with_its_history(diagnose: Cal
                        "3 times over 6 days in the last 7 days - RMA candidate")
     (history,) = [e for e in f.evidence if isinstance(e.value, dict) and e.value.get("xid") == 79]
     assert history.value["occurrences"] == 3
-    assert history.path.startswith("count_over_time((count_values without() (\"xid\", DCGM_FI_DEV_XID_ERRORS > 0")
+    assert history.path.startswith("count_over_time((max without(GPU_I_PROFILE, GPU_I_ID) (count_values without() (\"xid\", ")
+    assert "DCGM_FI_DEV_XID_ERRORS" in history.path
     assert history.note.startswith(f"Xid 79 3 time(s) on {REPEAT} GPU 2 in the last 7 days: first ")
     # A Karpenter node in AWS: replace it (Karpenter) and tell the provider, not "RMA with the vendor".
     assert "kubectl delete nodeclaim gpu-ondemand-r2d2x" in f.remediation.commands
@@ -46,6 +48,8 @@ def test_memory_it_cannot_repair(diagnose: Callable[..., Report]) -> None:
     found = _findings(diagnose)
     assert "row remapping failed" in found[REMAP].title
     assert "uncorrectable remapped rows grew 2 times" in found[ROWS].title
+    # The same growth when each step came under a new job's pod label (dcgm-exporter's pod mapper).
+    assert "uncorrectable remapped rows grew 2 times" in found[ROWS_JOBS].title
     # Not in the cluster and no cloud providerID: the vendor RMA route.
     assert "open an RMA with the vendor" in found[REMAP].remediation.text
 
@@ -54,7 +58,24 @@ def test_one_failure_or_application_xids_are_not_candidates(diagnose: Callable[.
     found = _findings(diagnose)
     assert ONCE not in found  # one Xid 79: a failure, not yet a pattern (GT704 reports it when recent)
     assert APP not in found   # Xid 13 every day is the job's bug
-    assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS}
+    assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS, ROWS_JOBS, MIG}
+
+
+def test_a_held_xid_in_a_new_series_is_not_a_new_occurrence(diagnose: Callable[..., Report]) -> None:
+    found = _findings(diagnose)
+    # dcgm-exporter relabels every metric of a GPU with the pod holding it: five jobs on a GPU whose gauge
+    # still reads the one Xid 94 of five days ago are five new series, not five failures.
+    assert CHURN not in found
+    # Nor is the same series seen again after a scrape gap (a Prometheus restart replaying its WAL).
+    assert GAP not in found
+
+
+def test_a_mig_gpu_is_one_gpu(diagnose: Callable[..., Report]) -> None:
+    (result,) = diagnose("gpu-rma-candidate", "week", CLUSTER).results
+    # Each GPU instance carries the Xid in its own series: one finding for the physical GPU, counted once.
+    (f,) = [f for f in result.findings if f.subject.name == MIG]
+    assert "GPU 0 (GPU-100229-0000) keeps failing: Xid 79 (GPU has fallen off the bus) 2 times over 4 days" in f.title
+    assert "MIG" not in f.title
 
 
 def test_skipped_when_the_week_was_not_queried(facts: Callable[[str], object]) -> None:

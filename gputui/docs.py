@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -29,10 +30,18 @@ def render(readme: str) -> str:
     return f"{head}{BEGIN}\n{checks_table()}\n{END}{tail}"
 
 
-def main() -> int:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "README.md"
-    text = path.read_text()
-    new = render(text)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gputui.docs",
+                                     description="Regenerate README's checks table from the registry.")
+    parser.add_argument("readme", nargs="?", type=Path,
+                        default=Path(__file__).resolve().parents[1] / "README.md")
+    path = parser.parse_args(argv).readme
+    try:
+        text = path.read_text(encoding="utf-8")
+        new = render(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        print(f"gputui.docs: error: {path}: {exc}", file=sys.stderr)
+        return 2
     if new != text:
         tmp = path.with_suffix(".md.tmp")
         tmp.write_text(new)

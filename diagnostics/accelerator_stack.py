@@ -462,13 +462,25 @@ def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemons
         ev = [Evidence.field(ds.ref, "spec.template.spec.nodeSelector", dict(ds.node_selector) or "affinity",
                              note="node labels do not match")]
         fix = f"Give the node the labels the {layer.name} DaemonSet selects, or widen its nodeSelector/affinity."
+        labelling = False  # labels another component sets after the node joins (NFD, the operator, GFD)
         if stack.provider == "gpu-operator" and node.labels.get("nvidia.com/gpu.present") != "true":
             cause = ("the GPU Operator did not label the node nvidia.com/gpu.present=true (Node Feature Discovery "
                      "found no NVIDIA PCI device: its worker pod is missing on the node or lacks a toleration)")
             ev.append(Evidence.field(node.ref, "metadata.labels[feature.node.kubernetes.io/pci-10de.present]",
                                      node.labels.get("feature.node.kubernetes.io/pci-10de.present") or "absent"))
             fix = "Get the NFD worker running on the node (tolerate its taints); the operator then labels it."
-        return Diagnosis(stack, layer.name, cause, tuple(ev), (f"kubectl get node {node.name} --show-labels",), fix)
+            labelling = True
+        elif any(k.startswith(("nvidia.com/", "feature.node.kubernetes.io/")) for k in missing):
+            labelling = True
+        if stack.vendor == NEURON and any(r.key in ("node.kubernetes.io/instance-type",
+                                                    "beta.kubernetes.io/instance-type")
+                                          for term in ds.required_affinity for r in term):
+            # neuron-helm-charts' affinity lists instance types (neuronInstances): a newer type is not in it.
+            cause += f" (its affinity lists instance types, and {node.instance_type or 'this type'} is not one)"
+            fix = (f"Add {node.instance_type or 'the instance type'} to the Neuron chart's instance list "
+                   "(neuronInstances) or upgrade the chart.")
+        return Diagnosis(stack, layer.name, cause, tuple(ev), (f"kubectl get node {node.name} --show-labels",), fix,
+                         progressing=labelling)
     ds = selecting[0]
     blocked = untolerated(ds, node)
     if blocked:

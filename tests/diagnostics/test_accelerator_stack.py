@@ -389,3 +389,36 @@ def test_operator_node_without_nfd_labels_is_blamed_on_node_feature_discovery() 
     assert (d.stack.provider, d.layer) == ("gpu-operator", "driver")
     assert "did not label the node nvidia.com/gpu.present=true (Node Feature Discovery" in d.cause
     assert "NFD worker" in d.fix
+
+
+def test_a_neuron_chart_that_does_not_list_the_instance_type() -> None:
+    trn2 = NEURON_NODE.replace("inf2.xlarge", "trn2.48xlarge")
+    chart = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: neuron-device-plugin, namespace: kube-system}
+spec:
+  selector: {matchLabels: {name: neuron-device-plugin-ds}}
+  template:
+    spec:
+      tolerations: [{key: aws.amazon.com/neuron, operator: Exists, effect: NoSchedule}]
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: node.kubernetes.io/instance-type, operator: In, values: [inf1.xlarge, inf2.xlarge, trn1.2xlarge]}
+      containers: [{name: neuron-device-plugin, image: public.ecr.aws/neuron/neuron-device-plugin:2.22.4.0}]
+status: {desiredNumberScheduled: 0, numberReady: 0}
+"""
+    (f,) = run(snapshot(trn2, chart), only=["gpu-not-advertised"]).findings
+    assert "its affinity lists instance types, and trn2.48xlarge is not one" in f.title
+    assert "neuronInstances" in f.remediation.text
+
+
+def test_a_young_node_waiting_for_its_nfd_labels_is_info() -> None:
+    young = NODE.replace('creationTimestamp: "2026-08-21T09:20:00Z"', 'creationTimestamp: "2026-08-21T09:58:45Z"')
+    bare = "\n".join(line for line in young.splitlines() if "nvidia.com/gpu.deploy" not in line
+                     and "nvidia.com/gpu.present" not in line)
+    (f,) = run(snapshot(bare, OPERATOR), only=["gpu-not-advertised"]).findings
+    assert f.severity is Severity.INFO and "still starting" in f.title

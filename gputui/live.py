@@ -69,13 +69,17 @@ class LiveSession:
     """Informers (watch) for Kubernetes; pollers on an interval for the optional sources."""
 
     def __init__(self, api: Api, info: ClusterInfo, *, watch_timeout: int = 55, prometheus: Any = None,
-                 aws: Any = None) -> None:
+                 aws: Any = None, namespace: str | None = None) -> None:
         self.api = api
         self.info = info
         self.store = Store(clock=clock.now)
         self.store.cluster = {"context": info.context, "server": info.server}
         self._stopped = threading.Event()
-        self.informers = [Informer(api, s, self.store, watch_timeout=watch_timeout) for s in KUBE_SOURCES]
+        self.namespace = namespace or None
+        """`-n NS` (or the context's namespace): where a user who may not list cluster-wide still looks."""
+        fallback = self.namespace or info.namespace or None
+        self.informers = [Informer(api, s, self.store, watch_timeout=watch_timeout, fallback_namespace=fallback)
+                          for s in KUBE_SOURCES]
         self.prometheus: Any = None
         if prometheus is not None:
             from gputui.sources.prometheus import PrometheusPoller

@@ -68,14 +68,20 @@ def frozen_clock(scenario: str) -> Iterator[None]:
             os.environ["GPUTUI_NOW"] = old
 
 
-def build_app(kubeconfig: str | Path, *, title: str, read_only: bool = False) -> GputuiApp:
-    """A GputuiApp on a live session against `kubeconfig` (what `gputui demo` runs)."""
+def build_app(kubeconfig: str | Path, *, title: str, read_only: bool = False, namespace: str | None = None,
+              context: str | None = None) -> GputuiApp:
+    """A GputuiApp on a live session against `kubeconfig` (what `gputui demo` runs); `:ctx` / `:ns`
+    build new sessions from the same file."""
     from gputui.kubeapi import Api, load
     from gputui.live import LiveSession
-    from gputui.tui.app import GputuiApp
+    from gputui.tui.app import GputuiApp, kube_contexts
 
-    client, info = load(str(kubeconfig))
-    return GputuiApp(session=LiveSession(Api(client), info), title=title, read_only=read_only)
+    def new_session(ctx: str | None, ns: str | None) -> LiveSession:
+        client, info = load(str(kubeconfig), ctx)
+        return LiveSession(Api(client), info, namespace=ns)
+
+    return GputuiApp(session=new_session(context, namespace), title=title, read_only=read_only, namespace=namespace,
+                     new_session=new_session, contexts=lambda: kube_contexts(str(kubeconfig)))
 
 
 async def settle(pilot: Pilot[object], timeout: float = 20.0) -> None:

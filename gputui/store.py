@@ -59,13 +59,18 @@ class Store:
         """(version, source, key) per change, oldest first; None until someone reads `changes`."""
         self._journal_floor = 0
         """The journal covers every change after this version."""
+        self._scope: dict[str, str] = {}
+        """Sources read in one namespace only (a namespace-limited user): what their status says."""
 
     # --- writers (informers) ---
-    def replace(self, source: str, records: Iterable[Any]) -> None:
+    def replace(self, source: str, records: Iterable[Any], scope: str = "") -> None:
+        """A full list. `scope`: it covers only part of the cluster (`namespace ml only`): the
+        source's status is then OK but partial, with that as its detail."""
         fresh = {key_of(source, r): r for r in records}
         with self._lock:
             self._objects[source] = fresh
-            self._status[source] = SourceStatus(source, SourceState.OK, updated_at=self.clock())
+            self._scope[source] = scope
+            self._status[source] = self._ok(source)
             self.version += 1
             self._log(source, None)
         self._synced[source].set()
@@ -79,7 +84,7 @@ class Store:
                 self._objects[source][k] = rec
             st = self._status.get(source)
             if st is None or st.state is not SourceState.OK or st.updated_at is None:
-                self._status[source] = SourceStatus(source, SourceState.OK, updated_at=self.clock())
+                self._status[source] = self._ok(source)
             self.version += 1
             if self._journal is not None:
                 self._log(source, k)
@@ -90,8 +95,13 @@ class Store:
         with self._lock:
             st = self._status.get(source)
             if st is not None and (st.state is SourceState.OK or (recovered and st.state is SourceState.STALE)):
-                self._status[source] = SourceStatus(source, SourceState.OK, updated_at=self.clock())
+                self._status[source] = self._ok(source)
                 self.version += st.state is not SourceState.OK
+
+    def _ok(self, source: str) -> SourceStatus:
+        """An OK status as of now, partial when the source is read in one namespace only (lock held)."""
+        scope = self._scope.get(source, "")
+        return SourceStatus(source, SourceState.OK, scope, updated_at=self.clock(), partial=bool(scope))
 
     def set_status(self, status: SourceStatus) -> None:
         """Failures keep the last good data: a failing source with data turns STALE, not empty."""

@@ -24,6 +24,9 @@ class AccessPolicy:
         self._lock = threading.Lock()
         self._forbidden: dict[tuple[str, str], frozenset[str]] = {}  # (kind, subresource) -> verbs
         self._absent: set[str] = set()
+        self._only_namespace: str | None = None
+        """A namespace-limited user (a RoleBinding, no ClusterRoleBinding): namespaced kinds readable
+        only in this namespace; cluster-wide lists of them are forbidden."""
 
     def forbid(self, resource: str, verbs: frozenset[str] | set[str] | None = None) -> None:
         """Deny `verbs` (default get/list/watch) on a resource like `nodeclaims.karpenter.sh` or `pods/log`."""
@@ -36,9 +39,17 @@ class AccessPolicy:
         with self._lock:
             self._forbidden.pop((info.kind, sub), None)
 
-    def is_forbidden(self, info: KindInfo, verb: str, subresource: str = "") -> bool:
+    def limit_to_namespace(self, namespace: str | None) -> None:
+        """Namespaced kinds only in `namespace` (None: everywhere again), as a Role would grant."""
+        with self._lock:
+            self._only_namespace = namespace
+
+    def is_forbidden(self, info: KindInfo, verb: str, subresource: str = "", namespace: str | None = None) -> bool:
         with self._lock:
             verbs = self._forbidden.get((info.kind, subresource))
+            only = self._only_namespace
+        if only is not None and info.namespaced and namespace != only and verb in READ_VERBS:
+            return True
         return verbs is not None and verb in verbs
 
     def set_absent(self, resource: str, absent: bool = True) -> None:

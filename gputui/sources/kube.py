@@ -185,9 +185,14 @@ class Informer:
 
     def __init__(self, api: Api, source: str, store: Store, *, watch_timeout: int = 55,
                  page_size: int = 500, max_backoff: float = 10.0,
-                 on_event: Callable[[str], None] | None = None) -> None:
+                 on_event: Callable[[str], None] | None = None, fallback_namespace: str | None = None) -> None:
         self.api = api
         self.res = RESOURCES[source]
+        self.fallback_namespace = fallback_namespace if self.res.namespaced else None
+        """A namespace-limited user (`-n NS`): when the cluster-wide list is forbidden, list and watch
+        this namespace instead (what kubectl -n does), and say so in the source's status."""
+        self.namespace: str | None = None
+        """The namespace listed and watched; None: cluster-wide."""
         self.store = store
         self.watch_timeout = watch_timeout
         self.page_size = page_size
@@ -228,7 +233,13 @@ class Informer:
                 self.reconnects += 1
                 self.stop_event.wait(random.random() * 0.1)
             except KubeError as exc:
+                if exc.status == 403 and self.fallback_namespace and self.namespace is None:
+                    self.namespace = self.fallback_namespace  # forbidden cluster-wide: read what -n allows
+                    rv = ""
+                    continue
                 st = status_for_error(self.res, exc, "watch" if rv else "list")
+                if self.namespace and st.state is SourceState.FORBIDDEN:
+                    st = SourceStatus(st.name, st.state, f"{st.detail} in namespace {self.namespace}")
                 self.store.set_status(st)
                 failures += 1
                 self.reconnects += 1
@@ -255,8 +266,9 @@ class Informer:
         as long as the watch runs and keep every record the watch replaces alive (at 60k pods, a
         burst touching a third of them grew the heap by ~70 MB).
         """
-        records, rv = list_objects(self.api, self.res, page_size=self.page_size)
-        self.store.replace(self.res.source, records)
+        records, rv = list_objects(self.api, self.res, namespace=self.namespace, page_size=self.page_size)
+        scope = f"namespace {self.namespace} only (cluster-wide list forbidden)" if self.namespace else ""
+        self.store.replace(self.res.source, records, scope=scope)
         self.relists += 1
         return rv
 
@@ -273,7 +285,7 @@ class Informer:
             self.store.touch(self.res.source, recovered=True)
 
         try:
-            for line in self.api.stream(self.res.path(), query, read_timeout=self.watch_timeout + 15,
+            for line in self.api.stream(self.res.path(self.namespace), query, read_timeout=self.watch_timeout + 15,
                                         on_open=on_open):
                 if self.stop_event.is_set():
                     break

@@ -47,7 +47,8 @@ def debug_pod_preview(node: str, namespace: str) -> RenderableType:
 
 
 def debug_node(app: GputuiApp, node: str) -> None:
-    """`d`: confirm (showing the exact pod), then run nvidia-smi on `node` (never under --read-only)."""
+    """Ctrl+D: confirm (showing the exact pod; the node's name must be typed), then run nvidia-smi on
+    `node` (never under --read-only). Not `d`: that is describe in k9s, and `d y` is a reflex."""
     session = app.session
     if session is None:
         app.notify("Debug pods need a live cluster; this is a bundle opened offline.", severity="warning")
@@ -70,7 +71,7 @@ def debug_node(app: GputuiApp, node: str) -> None:
 
             app.push_screen(DebugScreen(node, app.namespace, session.info.namespace))
 
-    app.push_screen(ConfirmScreen(f"Create a debug pod on {node}?", body, "Create"), confirmed)
+    app.push_screen(ConfirmScreen(f"Create a debug pod on {node}?", body, "Create", require=node), confirmed)
 
 
 def export_bundle(app: GputuiApp) -> None:

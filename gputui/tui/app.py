@@ -31,6 +31,7 @@ from textual.screen import ModalScreen, Screen
 from diagnostics import run as run_checks
 from diagnostics.model import Finding, ObjectRef, Report
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot
+from gputui import clock
 from gputui.exit_codes import ExitCode
 from gputui.output.sanitize import visible
 from gputui.live import LiveSession
@@ -75,12 +76,15 @@ class GputuiApp(App[int]):
         Binding("r", "rerun", "Rerun", show=True),
         Binding("e", "export", "Export", show=True),
         Binding("q", "quit", "Quit", show=True),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),  # k9s: Ctrl-C quits
     ]
 
     def __init__(self, *, session: LiveSession | None = None, snapshot: Snapshot | None = None,
                  read_only: bool = False, title: str = "", namespace: str | None = None,
                  bundle_time: datetime | None = None, poll_interval: float = 0.05,
-                 diagnose: Callable[[Snapshot], Report] | None = None) -> None:
+                 diagnose: Callable[[Snapshot], Report] | None = None,
+                 new_session: Callable[[str | None, str | None], LiveSession] | None = None,
+                 contexts: Callable[[], list[str]] | None = None) -> None:
         if (session is None) == (snapshot is None):
             raise ValueError("GputuiApp needs exactly one of session= or snapshot=")
         super().__init__()
@@ -103,6 +107,9 @@ class GputuiApp(App[int]):
         self.diagnose_error = ""
         self.namespace_note = ""
         """Set when only one namespace can be seen: the banner says what is out of sight."""
+        self.new_session = new_session
+        """Builds a session for (context, namespace): `:ctx` and `:ns` switch live with it."""
+        self.contexts = contexts
         self._model = self._new_model()
         self._diagnosis: Diagnosis | None = None
         """The newest finished diagnostics run (set by its worker thread)."""
@@ -214,14 +221,17 @@ class GputuiApp(App[int]):
     def diagnose(self, forced: bool = False) -> None:
         """Cut a snapshot and run the checks off the UI thread; the next frame carries the result."""
         try:
-            version = self.session.store.version if self.session is not None else 0
-            snap = self.session.snapshot() if self.session is not None else self.static_snapshot
+            session = self.session
+            version = session.store.version if session is not None else 0
+            snap = session.snapshot() if session is not None else self.static_snapshot
             assert snap is not None
             try:
                 report: Report | None = self._diagnose(snap)
                 error = ""
             except Exception as exc:  # show the data anyway, with the last good findings and why
                 report, error = None, f"{type(exc).__name__}: {exc}"[:200]
+            if self.session is not session:
+                return  # `:ctx` / `:ns` switched meanwhile: another cluster's findings
             self._diagnosis = Diagnosis(snap, report, version, forced, error)
             self.post_message(DiagnosisDone())
         except Exception as exc:
@@ -289,6 +299,8 @@ class GputuiApp(App[int]):
                 changes = Changes(0, self.static_snapshot, {}, first)
             announce = diagnosis is not None and diagnosis.forced and diagnosis is not self._framed_diagnosis
             frame = model.update(changes, diagnosis)
+            if self._model is not model:
+                return  # `:ctx` / `:ns` switched meanwhile
             self._framed_diagnosis = diagnosis
             error = diagnosis.error if diagnosis is not None else ""
             self._unpainted_since = time.monotonic()
@@ -313,6 +325,80 @@ class GputuiApp(App[int]):
                 top.refresh_data()
             else:
                 top.refresh_status()
+
+    # --- :ctx / :ns ---
+    def switch_context(self, name: str) -> None:
+        """`:ctx NAME` connects to another context live (`:ctx` alone lists them), as in k9s."""
+        if self.new_session is None or self.session is None:
+            self.notify("Switching context needs a live session (not a bundle).", severity="warning")
+            return
+        if not name:
+            names = self.contexts() if self.contexts is not None else []
+            current = self.session.info.context
+            if not names:
+                self.notify("No contexts in the kubeconfig.", severity="warning")
+                return
+            self._pick(f"Context (now {current})", names, self.switch_context)
+            return
+        self._switch(name, self.namespace, f"context {name}")
+
+    def switch_namespace(self, name: str) -> None:
+        """`:ns NAME` looks at that namespace (`:ns all` at every one; `:ns` alone lists them)."""
+        if self.new_session is None or self.session is None:
+            self.notify("Switching namespace needs a live session (not a bundle).", severity="warning")
+            return
+        if not name:
+            snap = self.snapshot
+            names = ["all", *sorted(snap.namespaces)] if snap is not None and snap.namespaces else ["all"]
+            self._pick(f"Namespace (now {self.namespace or 'all'})", names, self.switch_namespace)
+            return
+        ns = None if name in ("all", "-A", "*") else name
+        self._switch(self.session.info.context, ns, f"namespace {ns or 'all'}")
+
+    def _pick(self, title: str, names: list[str], then: Callable[[str], None]) -> None:
+        from gputui.tui.screens.logs import PickScreen
+
+        def chosen(i: int | None) -> None:
+            if i is not None:
+                then(names[i])
+
+        self.push_screen(PickScreen(title, names), chosen)
+
+    def _switch(self, context: str | None, namespace: str | None, what: str) -> None:
+        factory = self.new_session
+        assert factory is not None
+        self.notify(f"Switching to {what}…", timeout=2)
+
+        def work() -> None:
+            try:
+                session = factory(context, namespace)
+            except Exception as exc:  # a bad context is one line, never a crash
+                self.call_from_thread(self.notify, f"Cannot switch to {what}: {exc}"[:300], severity="error")
+                return
+            self.call_from_thread(self._adopt, session, namespace)
+
+        self.run_worker(work, thread=True, group="switch", exit_on_error=False, name="switch session")
+
+    def _adopt(self, session: LiveSession, namespace: str | None) -> None:
+        """Show `session` from scratch: the old one's cache, findings and rows are dropped, its informers stopped."""
+        old = self.session
+        self.session = session
+        self.namespace = namespace
+        self.report = self.report_snapshot = self.snapshot = self.frame = None
+        self._diagnosis = self._shown_diagnosis = self._framed_diagnosis = None
+        self._diagnosed_version = self._shown_version = -1
+        self.diagnose_error = ""
+        self._model = self._new_model()
+        self.sub_title = f"context {session.info.context}" + (f" · namespace {namespace}" if namespace else "")
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self._start_session()
+        self.data_version += 1
+        self._refresh_screen()
+        if old is not None:
+            import threading
+
+            threading.Thread(target=old.stop, name="old-session-stop", daemon=True).start()
 
     def _painted(self) -> None:
         """A slow frame made the last poll skip: the changes it found go out now, not a poll later."""
@@ -384,6 +470,53 @@ class GputuiApp(App[int]):
         body.append(inspect.cleandoc(spec.doc))
         self.push_screen(InfoScreen(f"{spec.code} {spec.slug}: {spec.title}", body))
 
+    def _fetcher(self, ref: ObjectRef) -> Callable[[], Any] | None:
+        """A function that GETs the full object (run in a worker), or None offline."""
+        session = self.session
+        if session is None:
+            return None
+        from gputui.resources import BY_KIND
+
+        res = BY_KIND.get(ref.kind.lower())
+        if res is None:
+            return None
+        return lambda: session.api.get(res.path(ref.namespace, ref.name))
+
+    def describe_ref(self, ref: ObjectRef) -> None:
+        """`d`: the object as `kubectl describe` shows it, with its events from the cache."""
+        from gputui.tui.screens.describe_view import DescribeScreen
+
+        snap = self.detail_snapshot
+        cached = getattr(objects.find(snap, ref), "obj", None) if snap is not None else None
+        events = snap.index.events(ref.kind, ref.name, ref.namespace) if snap is not None else []
+        now = snap.taken_at if snap is not None else clock.now()
+        self._push(DescribeScreen(ref, self._fetcher(ref), cached, events, now), "describe")
+
+    def show_logs(self, ref: ObjectRef) -> None:
+        """`l`: a pod's log (a picker first when it has several containers); for a node, its GPU
+        plugin pods and Karpenter's lines about it; for a NodeClaim / NodePool, Karpenter's lines."""
+        from gputui.tui.log_sources import sources_for
+        from gputui.tui.screens.logs import LogsScreen, PickScreen
+
+        session = self.session
+        if session is None:
+            self.notify("Logs need a live cluster; a bundle keeps log tails in its logs/ folder.", severity="warning")
+            return
+        snap = self.detail_snapshot
+        sources = sources_for(snap, ref) if snap is not None else []
+        if not sources:
+            self.notify(f"No logs to show for {ref} (no pod of it, or its pods cannot be seen).", severity="warning")
+            return
+
+        def chosen(i: int | None) -> None:
+            if i is not None:
+                self._push(LogsScreen(sources[i], session.api), "logs")
+
+        if len(sources) == 1:
+            chosen(0)
+        else:
+            self.push_screen(PickScreen(f"Logs for {ref}: which one?", [s.label for s in sources]), chosen)
+
     def show_yaml(self, ref: ObjectRef) -> None:
         cached = None
         snap = self.detail_snapshot
@@ -402,6 +535,19 @@ class GputuiApp(App[int]):
         self._push(YamlScreen(ref, fetch, cached), "yaml")
 
     def show_view(self, view: str, arg: str = "") -> None:
+        if view == "ctx":
+            self.switch_context(arg)
+            return
+        if view == "ns":
+            self.switch_namespace(arg)
+            return
+        if view == "pods":
+            while len(self.screen_stack) > 1:
+                self.pop_screen()
+            from gputui.tui.screens.pods import PodsScreen
+
+            self._push(PodsScreen(pending_only=arg == "pending"), "pods")
+            return
         if view == "object":
             from gputui.targets import TargetError, parse_target
 
@@ -429,18 +575,18 @@ class GputuiApp(App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.read_only))
 
-    def action_jump(self) -> None:
+    def action_jump(self, prefill: str = "") -> None:
         def chosen(text: str | None) -> None:
             if not text:
                 return
             target = resolve(text)
             if target is None:
-                self.notify(f"Unknown view {text!r}: try nodes, nodeclaims, pods, nodepools, findings.",
+                self.notify(f"Unknown view {text!r}: try nodes, nodeclaims, pods, nodepools, findings, ctx, ns.",
                             severity="warning")
                 return
             self.show_view(*target)
 
-        self.push_screen(JumpScreen(), chosen)
+        self.push_screen(JumpScreen(prefill), chosen)
 
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):
@@ -497,6 +643,20 @@ class GputuiApp(App[int]):
         method()
 
 
+def kube_contexts(kubeconfig: str | None) -> list[str]:
+    """Context names in the kubeconfig (`:ctx` lists them), as kubectl config get-contexts; [] when unreadable."""
+    import os
+
+    from kubernetes import config
+
+    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+    try:
+        contexts, _active = config.list_kube_config_contexts(config_file=path)
+    except Exception:  # noqa: BLE001 - an unreadable kubeconfig lists nothing; switching then says why
+        return []
+    return [str(c.get("name")) for c in contexts or [] if isinstance(c, dict) and c.get("name")]
+
+
 def run_app(args: argparse.Namespace, title: str = "", session: LiveSession | None = None) -> int:
     """Entry point for `gputui` and `gputui demo`: a bundle with `--bundle`, else the live `session`
     (built and started by `gputui.commands.tui.start_early` before Textual was imported)."""
@@ -516,7 +676,11 @@ def run_app(args: argparse.Namespace, title: str = "", session: LiveSession | No
                         namespace=getattr(args, "namespace", None))
     else:
         assert session is not None, "a live TUI needs the session start_early built"
+        from gputui.commands.tui import session_factory
+
         app = GputuiApp(session=session, read_only=bool(getattr(args, "read_only", False)),
-                        title=title, namespace=getattr(args, "namespace", None))
+                        title=title, namespace=getattr(args, "namespace", None),
+                        new_session=session_factory(args),
+                        contexts=lambda: kube_contexts(getattr(args, "kubeconfig", None)))
     code = app.run()
     return int(code if code is not None else ExitCode.OK)

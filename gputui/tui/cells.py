@@ -94,7 +94,9 @@ def _name(text: str, sev: Severity) -> Text:
 
 def _t(text: object, style: str = "") -> Text:
     """Cluster text as a cell: escape sequences shown (never interpreted), never read as markup."""
-    return safe_text(text, style, limit=CELL_LIMIT)
+    t = safe_text(text, style, limit=CELL_LIMIT)
+    t.no_wrap, t.overflow = True, "ellipsis"  # a column cut to fit the screen ends in `…` (Ctrl+W: all)
+    return t
 
 
 def _idx(columns: tuple[str, ...], *names: str) -> list[int]:

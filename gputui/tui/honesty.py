@@ -76,6 +76,12 @@ def sight(snap: Snapshot | None, *, namespace: str | None = None) -> Sight:
         who = f" in namespace {namespace}" if namespace else ""
         reasons.append(f"Cannot see{who}: {_names(forbidden)} (forbidden: {perms}); "
                        "checks that need them are skipped.")
+    partial = [s for s in kube if s.state.usable and s.partial]
+    if partial:
+        level = max(level, WARN, key=_rank)
+        scopes = sorted({s.detail for s in partial if s.detail}) or ["one namespace only"]
+        reasons.append(f"Seen in {'; '.join(scopes)}: {_names(partial)}. Pods and events in other namespaces "
+                       "are out of sight: GPUs they hold and what they say are missing from the checks.")
     if loading and not reasons:
         level = max(level, WARN, key=_rank)
         reasons.append(f"Still loading: {_names(loading)}.")
@@ -89,7 +95,7 @@ def sight(snap: Snapshot | None, *, namespace: str | None = None) -> Sight:
         mark = "● unreachable"
     elif stale:
         mark = "● stale"
-    elif forbidden or unreachable:
+    elif forbidden or unreachable or partial:
         mark = "● limited"
     elif loading:
         mark = "● loading"

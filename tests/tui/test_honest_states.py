@@ -123,3 +123,28 @@ async def test_cluster_text_is_shown_literally_in_every_view(start_sim: StartSim
         await pilot.press("y")
         await settle(pilot)
         assert "\x1b" not in screen_text(app)
+
+
+async def test_a_namespace_limited_user_sees_its_namespace_and_is_told_what_it_cannot_see(start_sim: StartSim) -> None:
+    """RBAC grants pods and events in `ml` only: the informers fall back to that namespace (as kubectl -n
+    does) instead of showing nothing under a green dot, and the banner says what is out of sight."""
+    sim, kubeconfig = start_sim()
+    sim.access.limit_to_namespace("ml")
+    app = build_app(kubeconfig, title="test", namespace="ml")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        pending = table_column(app, "pods", "NAMESPACE/NAME")
+        assert pending and all(p.startswith("ml/") for p in pending), pending
+        assert "Seen in namespace ml only (cluster-wide list forbidden)" in text
+        assert "pods" in text.split("Seen in namespace ml only", 1)[1].split("\n", 1)[0]
+        assert str(app.screen.query_one(StatusLine).render()).startswith("● limited")
+        assert "● live" not in text and "no problems found" not in text
+        assert app.screen.has_class("-sight-warn")
+        # Events are read in the namespace too: a pending pod's page shows its scheduling events.
+        from diagnostics.model import ObjectRef
+
+        ns, name = pending[0].split("/", 1)
+        app.open_ref(ObjectRef("Pod", name, ns))
+        await settle(pilot)
+        assert "Recent events (0)" not in screen_text(app)

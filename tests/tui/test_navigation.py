@@ -149,7 +149,7 @@ async def test_every_screen_is_reachable_and_esc_goes_back(start_sim: StartSim) 
         await pilot.press("escape")
         assert isinstance(app.screen, OverviewScreen)
 
-        for alias, view in (("no", "nodes"), ("po", "pods")):  # the other names: test_model
+        for alias, view in (("no", "nodes"), ("nc", "nodeclaims")):  # the other names: test_model
             await pilot.press("colon", *alias, "enter")  # k9s-style short names
             await pilot.pause()
             assert app.screen.maximized is app.screen.query_one(f"#{view}")
@@ -317,9 +317,12 @@ async def test_read_only_refuses_the_debug_pod(start_sim: StartSim) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.screen.query_one("#nodes", KeyedTable).focus()
-        await pilot.press("d")
-        assert isinstance(app.screen, OverviewScreen)
-        assert any("Read-only" in str(n.message) for n in app._notifications)
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)  # hidden, not offered: nothing happens
+        text = screen_text(app)
+        assert "Debug pod" not in text.splitlines()[-1]  # the footer does not offer it
+        assert "read-only" in text.splitlines()[-2]  # the status line says why
         assert not [p for p in sim.objects("Pod")
                     if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by") == "gputui"]
 
@@ -333,12 +336,26 @@ async def test_debug_pod_asks_first_then_runs_and_cleans_up(start_sim: StartSim)
         table.focus()
         node = table.selected_ref
         assert node is not None
-        await pilot.press("d")
+        await pilot.press("d", "y")  # k9s reflexes (describe, then YAML) create nothing
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert not [p for p in sim.objects("Pod")
+                    if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by") == "gputui"]
+        while len(app.screen_stack) > 1:
+            await pilot.press("escape")
+        app.screen.query_one("#nodes", KeyedTable).focus()
+        await pilot.press("ctrl+d")
         assert isinstance(app.screen, ConfirmScreen)
         assert f"gputui.dev/debug-node: {node.name}" in screen_text(app)
-        await pilot.press("n")
+        await pilot.press("enter")  # the default is Cancel
         assert isinstance(app.screen, OverviewScreen)
-        await pilot.press("d", "y")
+        await pilot.press("ctrl+d", "y")  # `y` is no longer yes
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("enter")
+        assert not [p for p in sim.objects("Pod")
+                    if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by") == "gputui"]
+        await pilot.press("ctrl+d")
+        await pilot.click("#confirm-input")
+        await pilot.press(*node.name, "enter")
         debug = app.screen
         assert isinstance(debug, DebugScreen)
         await wait_for(pilot, lambda: debug.done, timeout=30)
@@ -362,8 +379,11 @@ async def test_a_bundle_opens_offline_with_its_time_in_the_status_line() -> None
         assert isinstance(app.screen, YamlScreen) and "as stored in the bundle" in screen_text(app)
         await pilot.press("escape")
         app.screen.query_one("#nodes", KeyedTable).focus()
-        await pilot.press("d")
-        assert any("bundle" in str(n.message) for n in app._notifications)
+        await pilot.press("d")  # describe, from the stored object (k9s's `d`)
+        assert "as stored in the bundle" in screen_text(app) and "Name:" in screen_text(app)
+        await pilot.press("escape", "ctrl+d")  # no debug pod from a bundle: not offered
+        assert isinstance(app.screen, OverviewScreen)
+        assert "Debug pod" not in screen_text(app).splitlines()[-1]
 
 
 async def test_export_writes_a_bundle_that_reopens_offline(start_sim: StartSim, tmp_path: Path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, cast
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -35,7 +36,10 @@ class DataScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "back", "Back", show=True),
+        Binding("d", "describe", "Describe", show=True),
         Binding("y", "yaml", "YAML", show=True),
+        Binding("l", "logs", "Logs", show=True),
+        Binding("ctrl+d", "debug", "Debug pod", show=True),
     ]
 
     def __init__(self, name: str | None = None, id: str | None = None) -> None:
@@ -120,6 +124,51 @@ class DataScreen(Screen[None]):
             self.notify("Select a row with an object first.", severity="warning")
             return
         self.gapp.show_yaml(ref)
+
+    def action_describe(self) -> None:
+        """`d`, as in k9s: the object and its events, laid out as `kubectl describe` does."""
+        ref = self.selected_ref()
+        if ref is None:
+            self.notify("Select a row with an object first.", severity="warning")
+            return
+        self.gapp.describe_ref(ref)
+
+    def action_logs(self) -> None:
+        """`l`, as in k9s: a pod's containers; for a node its GPU plugin pods and Karpenter's lines about it."""
+        ref = self.selected_ref()
+        if ref is None:
+            self.notify("Select a row with an object first.", severity="warning")
+            return
+        self.gapp.show_logs(ref)
+
+    def action_debug(self) -> None:
+        self.notify("Select a GPU node (or an object on one) first.", severity="warning")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only mode (and a bundle opened offline) hides the debug pod instead of offering it."""
+        if action == "debug" and (self.gapp.read_only or self.gapp.session is None):
+            return False
+        return True
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A pasted `:pods` or `/gpu-1` does what typing it does (the `:` was dropped before)."""
+        text = event.text.strip()
+        if text.startswith(":"):
+            event.stop()
+            self.gapp.action_jump(text[1:])
+        elif text.startswith("/") and hasattr(self, "action_filter"):
+            event.stop()
+            self.open_filter(text[1:])
+
+    def open_filter(self, text: str) -> None:
+        from gputui.tui.widgets.filter_bar import FilterBar
+
+        try:
+            bar = self.query_one(FilterBar)
+        except NoMatches:
+            return
+        bar.open()
+        bar.value = text
 
 
 def app_snapshot(snap: object) -> Snapshot | None:

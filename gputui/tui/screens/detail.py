@@ -164,17 +164,14 @@ class DetailScreen(DataScreen):
 
 class NodeScreen(DetailScreen):
     KIND = "Node"
-    BINDINGS = [Binding("d", "debug", "Debug", show=True)]
 
 
 class PodScreen(DetailScreen):
     KIND = "Pod"
-    BINDINGS = [Binding("d", "debug", "Debug", show=True)]
 
 
 class NodeClaimScreen(DetailScreen):
     KIND = "NodeClaim"
-    BINDINGS = [Binding("d", "debug", "Debug", show=True)]
 
 
 class NodePoolScreen(DetailScreen):

@@ -1,4 +1,5 @@
-"""`:` jump to a view, k9s-style: `:nodes`, `:nodeclaims`, `:pods`, `:nodepools`, `:findings`, `:node NAME`."""
+"""`:` jump to a view, k9s-style: `:nodes`, `:nodeclaims`, `:pods`, `:nodepools`, `:findings`, `:node NAME`,
+`:ctx [NAME]` and `:ns [NAME]` (switch context / namespace live, as k9s's `:ctx` and `:ns`)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ VIEWS = {
     "nodes": "nodes", "node": "nodes", "no": "nodes",
     "nodeclaims": "nodeclaims", "nodeclaim": "nodeclaims", "nc": "nodeclaims", "claims": "nodeclaims",
     "pods": "pods", "pod": "pods", "po": "pods", "pending": "pods",
+    "ctx": "ctx", "context": "ctx", "contexts": "ctx", "ns": "ns", "namespace": "ns", "namespaces": "ns",
     "nodepools": "nodepools", "nodepool": "nodepools", "np": "nodepools", "pools": "nodepools",
     "findings": "findings", "finding": "findings", "checks": "findings", "checklist": "findings",
     "overview": "overview", "home": "overview",
 }
-SUGGESTIONS = ["nodes", "nodeclaims", "pods", "nodepools", "findings", "overview", "node ", "pod ",
-               "nodeclaim ", "nodepool ", "ec2nodeclass "]
+SUGGESTIONS = ["nodes", "nodeclaims", "pods", "pending", "nodepools", "findings", "overview", "ctx", "ns",
+               "node ", "pod ", "nodeclaim ", "nodepool ", "ec2nodeclass "]
 
 
 def resolve(text: str) -> tuple[str, str] | None:
@@ -27,6 +29,13 @@ def resolve(text: str) -> tuple[str, str] | None:
         return None
     head, _, rest = text.partition(" ")
     rest = rest.strip()
+    view = VIEWS.get(head.lower())
+    if view in ("ctx", "ns"):
+        return (view, rest)
+    if head.lower() == "pending" and not rest:
+        return ("pods", "pending")
+    if view == "pods" and rest.lower() in ("pending", "/pending"):
+        return ("pods", "pending")
     if "/" in head and not rest:
         return ("object", head)
     if rest:
@@ -44,10 +53,16 @@ class JumpScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
 
+    def __init__(self, prefill: str = "") -> None:
+        super().__init__()
+        self.prefill = prefill
+        """What a pasted `:pods` brought along (the `:` itself opened this prompt)."""
+
     def compose(self) -> ComposeResult:
-        yield Label("views: nodes · nodeclaims · pods · nodepools · findings · or `node NAME`, `pod NS/NAME`",
-                    id="jump-help")
-        yield Input(placeholder=":", id="jump-input", suggester=SuggestFromList(SUGGESTIONS, case_sensitive=False))
+        yield Label("views: nodes · nodeclaims · pods · pending · nodepools · findings · ctx · ns · "
+                    "or `node NAME`, `pod NS/NAME`", id="jump-help")
+        yield Input(value=self.prefill, placeholder=":", id="jump-input",
+                    suggester=SuggestFromList(SUGGESTIONS, case_sensitive=False))
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

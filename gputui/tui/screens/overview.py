@@ -16,6 +16,7 @@ from gputui.tui import cells
 from gputui.tui.cells import TableRow
 from gputui.tui.filtering import RowFilter
 from gputui.tui.layout import allocate
+from gputui.tui.table_view import Sort, fit_widths, sort_rows
 from gputui.tui.screens.base import DataScreen
 from gputui.tui.widgets.filter_bar import FilterBar
 from gputui.tui.widgets.keyed_table import KeyedTable, set_height
@@ -37,10 +38,15 @@ class OverviewScreen(DataScreen):
 
     BINDINGS = [
         Binding("slash", "filter", "Filter", show=True),
-        Binding("d", "debug", "Debug", show=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("ctrl+w", "wide", "Wide", show=True),
+        Binding("N,shift+n", "sort('name')", "Sort name", show=False),
+        Binding("A,shift+a", "sort('age')", "Sort age", show=False),
+        Binding("S,shift+s", "sort('status')", "Sort status", show=False),
     ]
     ALLOW_IN_MAXIMIZED_VIEW = "Header, StatusLine, FilterBar, Footer"
+    ESCAPE_TO_MINIMIZE = False
+    """Esc is ours: it clears the filter first, then leaves the maximized table (k9s's order)."""
 
     def __init__(self) -> None:
         super().__init__(id="overview")
@@ -51,6 +57,10 @@ class OverviewScreen(DataScreen):
         """The border title last set on each table: setting one, even to the same text, repaints it."""
         self._matches: dict[str, dict[str, tuple[TableRow, bool]]] = {}
         """Per table, per row key: the row last tested against the filter and the verdict."""
+        self.sorts: dict[str, Sort] = {}
+        """Per table: the user's sort (Shift+N/A/S), else gputui's worst-first order."""
+        self.wide = False
+        """Ctrl+W: every column at full width (scroll sideways), as k9s's wide toggle."""
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="overview-body"):
@@ -74,11 +84,20 @@ class OverviewScreen(DataScreen):
             return
         f = self.row_filter
         self._findings = frame.findings
-        for tid, title, _ in TABLES:
+        width = max(20, self.size.width - 2)
+        for tid, title, columns in TABLES:
             table = self.query_one(f"#{tid}", KeyedTable)
             all_rows = frame.tables[tid]
+            ns = self.gapp.namespace
+            if tid == "pods" and ns:  # `-n` / `:ns`: that namespace's pods, as kubectl and k9s show them
+                all_rows = [r for r in all_rows if r.ref is not None and r.ref.namespace == ns]
             shown = self._filtered(tid, all_rows, frame.labels) if f.active else all_rows
+            sort = self.sorts.get(tid)
+            if sort is not None and sort.by:
+                shown = sort_rows(shown, columns, sort)
             table.sync(shown)
+            table.set_widths([None] * len(columns) if self.wide
+                             else fit_widths(columns, table.natural_widths(), width))
             if tid == "findings":
                 label: str | Text = frame.findings_title
                 if f.active:  # a leftover filter must not hide the root cause silently
@@ -86,7 +105,8 @@ class OverviewScreen(DataScreen):
                                            "bold yellow"), " · Esc clears")
             else:
                 count = f"{len(shown)} of {len(all_rows)}" if f.active else str(len(all_rows))
-                label = f"{title} ({count})"
+                where = f" in {ns}" if tid == "pods" and ns else ""
+                label = f"{title}{where} ({count}){sort.label() if sort is not None else ''}"
             if self._titles.get(tid) != label:  # assigning even an equal title repaints the table
                 self._titles[tid] = label
                 table.border_title = label
@@ -176,15 +196,28 @@ class OverviewScreen(DataScreen):
         return next((r.name for r in chain(snap, ref) if r.kind == "Node"), None)
 
     # --- actions ---
+    def action_sort(self, by: str) -> None:
+        tid = self._last_table
+        self.sorts[tid] = self.sorts.get(tid, Sort()).next(by)
+        self.refresh_data()
+
+    def action_wide(self) -> None:
+        self.wide = not self.wide
+        self.set_class(self.wide, "-wide")
+        self.notify("Wide: every column at full width (Left/Right scroll)." if self.wide
+                    else "Columns fitted to the screen (Ctrl+W for every column whole).", timeout=2)
+        self.refresh_data()
+
     def action_filter(self) -> None:
         self.query_one(FilterBar).open()
 
     def action_clear_filter(self) -> None:
+        """Esc as in k9s: clear the filter first, then leave the maximized view."""
         bar = self.query_one(FilterBar)
-        if self.maximized is not None:
-            self.minimize()
-        elif bar.value:
+        if bar.value or bar.has_class("-shown"):
             bar.action_clear_filter()
+        elif self.maximized is not None:
+            self.minimize()
 
     def action_debug(self) -> None:
         node = self.selected_node()

@@ -12,6 +12,7 @@ class FilterBar(Input):
 
     DEFAULT_CSS = """
     FilterBar { display: none; border: none; height: 1; padding: 0 1; margin: 0; }
+    FilterBar:focus { border: none; }
     FilterBar.-shown { display: block; }
     """
     BINDINGS = [Binding("escape", "clear_filter", "Clear filter", show=True)]

@@ -36,7 +36,11 @@ class KeyedTable(DataTable[Text]):
     DEFAULT_CSS = """
     KeyedTable { height: auto; }
     """
-    BINDINGS = [Binding("enter", "select_cursor", "Open", show=True)]
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Open", show=True),
+        Binding("j", "cursor_down", "Down", show=False),  # k9s / vi
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
 
     def __init__(self, columns: Sequence[str], *, id: str | None = None, classes: str | None = None,
                  show_header: bool = True, empty: str = "(none)") -> None:
@@ -97,6 +101,25 @@ class KeyedTable(DataTable[Text]):
     def allow_horizontal_scroll(self) -> bool:
         """Left/Right and Shift+wheel scroll a wide table even where its scrollbar is hidden to save a line."""
         return not self.disabled and self.virtual_size.width > self.scrollable_content_region.width
+
+    def natural_widths(self) -> list[int]:
+        """Each column's content width (what it needs to show every cell whole)."""
+        return [c.content_width for c in self.ordered_columns]
+
+    def set_widths(self, widths: Sequence[int | None]) -> bool:
+        """Cut columns to these widths (None: natural width); True when anything changed."""
+        changed = False
+        for col, w in zip(self.ordered_columns, widths):
+            if w is None:
+                if not col.auto_width:
+                    col.auto_width, changed = True, True
+            elif col.auto_width or col.width != w:
+                col.auto_width, col.width, changed = False, w, True
+        if changed:
+            self._clear_caches()
+            self._require_update_dimensions = True
+            self.refresh()
+        return changed
 
     def keys(self) -> list[str]:
         return [str(r.key.value) for r in self.ordered_rows]

@@ -16,9 +16,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from diagnostics.gpu_components import host_evidence, plugin_on_host, pod_of, untolerated_taints
 from diagnostics.matching import node_matches
 from diagnostics.model import Evidence, EvidenceKind
-from diagnostics.records import ContainerState, DaemonSet, Event, Node, Pod, Taint, accelerator_total, tolerates_all
+from diagnostics.records import ContainerState, DaemonSet, Event, Node, Pod, Taint, accelerator_total
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
 from diagnostics.timeutil import human_age
 
@@ -139,19 +140,9 @@ def _ds_named(snap: Snapshot, layer: Layer) -> list[DaemonSet]:
     return out
 
 
-def _os_image(node: Node) -> str:
-    status = node.obj.get("status")
-    info = status.get("nodeInfo") if isinstance(status, Mapping) else None
-    return str(info.get("osImage") or "") if isinstance(info, Mapping) else ""
-
-
 def _host_plugin(node: Node, vendor: str) -> str:
     """Bottlerocket's NVIDIA variants and EKS Auto Mode run the NVIDIA device plugin on the host."""
-    if vendor != NVIDIA:
-        return ""
-    if node.labels.get("eks.amazonaws.com/compute-type") == "auto":
-        return "EKS Auto Mode"
-    return "Bottlerocket" if "bottlerocket" in _os_image(node).lower() else ""
+    return plugin_on_host(node) if vendor == NVIDIA else ""
 
 
 def _selects(ds: DaemonSet, node: Node) -> bool:
@@ -319,23 +310,9 @@ def _nvml_cause(err: str) -> str:
     return f"NVML failed to initialize ({err})"
 
 
-def pod_of(snap: Snapshot, ds: DaemonSet, node: Node) -> Pod | None:
-    for p in snap.index.pods_by_node.get(node.name, ()):
-        if p.meta.namespace == ds.meta.namespace and any(
-                o.get("kind") == "DaemonSet" and o.get("name") == ds.meta.name for o in p.meta.owners):
-            return p
-    return None
-
-
-_AUTO_TOLERATED = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.kubernetes.io/disk-pressure",
-                   "node.kubernetes.io/memory-pressure", "node.kubernetes.io/pid-pressure",
-                   "node.kubernetes.io/unschedulable", "node.kubernetes.io/network-unavailable")
-
-
 def untolerated(ds: DaemonSet, node: Node) -> list[Taint]:
     """NoSchedule/NoExecute taints a DaemonSet pod does not tolerate (the lifecycle ones are added automatically)."""
-    return [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute") and t.key not in _AUTO_TOLERATED
-            and not tolerates_all(ds.tolerations, t)]
+    return untolerated_taints(ds, node)
 
 
 def _toleration_patch(ds: DaemonSet, taint: Taint) -> str:
@@ -694,10 +671,8 @@ def _maintenance(node: Node) -> tuple[str, tuple[Evidence, ...]] | None:
 
 
 def _host_evidence(node: Node, host: str) -> Evidence:
-    note = "the device plugin runs on the host: there is no pod to fix; replace the node if the GPUs do not come back"
-    if host == "EKS Auto Mode":
-        return Evidence.field(node.ref, "metadata.labels[eks.amazonaws.com/compute-type]", "auto", note=note)
-    return Evidence.field(node.ref, "status.nodeInfo.osImage", _os_image(node), note=note)
+    return host_evidence(node, host, "the device plugin runs on the host: there is no pod to fix; replace the node "
+                                     "if the GPUs do not come back")
 
 
 def _tol(t: object) -> str:

@@ -1,4 +1,4 @@
-"""Which GPU component (device plugin, GPU Operator driver/validator) is missing or failing on a node, and why."""
+"""GPU DaemonSets and host-plugin facts shared by the stack model (accelerator_stack), the checks and bundles."""
 
 from __future__ import annotations
 
@@ -88,25 +88,3 @@ def pod_of(snap: Snapshot, ds: DaemonSet, node: Node) -> Pod | None:
                 o.get("kind") == "DaemonSet" and o.get("name") == ds.meta.name for o in p.meta.owners):
             return p
     return None
-
-
-def device_plugin_diagnosis(snap: Snapshot, node: Node) -> tuple[str, list[Evidence], tuple[str, ...]]:
-    """(one-line cause, evidence, commands) for a node that advertises no GPUs: its stack's first broken layer."""
-    from diagnostics.accelerator_stack import diagnose_node  # it imports this module's neighbours
-    d = diagnose_node(snap, node)
-    return d.cause, list(d.evidence), d.commands
-
-
-def _plugin_pod_on(snap: Snapshot, node: Node) -> bool:
-    """A DaemonSet's device-plugin pod on the node (someone installed one there after all)."""
-    if not snap.status("pods").state.usable:
-        return False
-    return any(pod_of(snap, ds, node) is not None for ds in device_plugin_daemonsets(snap))
-
-
-def _tol(t: object) -> str:
-    key = getattr(t, "key", "") or "*"
-    op = getattr(t, "operator", "")
-    val = getattr(t, "value", "")
-    eff = getattr(t, "effect", "") or "*"
-    return f"{key} {op} {val}:{eff}".replace("  ", " ")

@@ -7,7 +7,15 @@ from typing import Literal
 
 from diagnostics.xid import lookup as xid_lookup
 from gputui.debugpod.capture import EXIT_MEANINGS
-from gputui.debugpod.nvidia_smi import GpuReport, GpuRow, KernelXid, SmiFailure, is_failed_cell, normalize_bus_id
+from gputui.debugpod.nvidia_smi import (
+    ERROR_CELLS,
+    GpuReport,
+    GpuRow,
+    KernelXid,
+    SmiFailure,
+    is_failed_cell,
+    normalize_bus_id,
+)
 
 __all__ = ["HealthFlag", "Severity", "health_flags"]
 
@@ -386,7 +394,7 @@ def _gpu_flags(gpu: GpuRow) -> list[HealthFlag]:
     seen: set[str] = set()
     if reset_field is not None:
         seen.add("gpu requires reset")
-    failed = {f: r for f, r in gpu.unavailable.items() if r.strip("[]").lower() in ("unknown error", "err!")}
+    failed = {f: r for f, r in gpu.unavailable.items() if r.strip("[]").lower() in ERROR_CELLS}
     if failed and (len(failed) > 1 or "fan.speed" in failed or any(r.upper() == "ERR!" for r in failed.values())):
         # ERR! (the table) or several unreadable values: the GPU itself is failing, one flag for it.
         names = ", ".join(failed)
@@ -405,7 +413,7 @@ def _gpu_flags(gpu: GpuRow) -> list[HealthFlag]:
         failed = {}
     for field_name, reason in gpu.unavailable.items():
         text = reason.strip("[]").lower()
-        if text in ("unknown error", "err!"):
+        if text in ERROR_CELLS:
             if field_name in failed:
                 out.append(
                     HealthFlag(

@@ -263,7 +263,15 @@ _FIELD_MAP: dict[str, tuple[str, Callable[[str], Any]]] = {
     "fan.speed": ("fan_speed_pct", _to_int),
 }
 
-FAILED_CELLS = ("gpu is lost", "gpu requires reset", "err!", "unknown error")
+NVML_FAULT_CELLS = ("timeout", "corrupted inforom", "insufficient external power", "interrupt request issue",
+                    "driver not loaded", "uninitialized", "driver/library version mismatch",
+                    "gpu access blocked by the operating system", "insufficient resources")
+"""nvmlErrorString texts (NVIDIA/DCGM sdk/nvidia/nvml/nvml_error_strings.h) that nvidia-smi prints as `[...]`
+for a field the GPU or driver did not answer: no reading, unlike `[N/A]`, `[Not Supported]` or
+`[Function Not Found]` (a field this GPU or library lacks)."""
+ERROR_CELLS = ("err!", "unknown error", *NVML_FAULT_CELLS)
+"""A value that could not be read because the GPU is failing (one flag for the GPU when several fields say so)."""
+FAILED_CELLS = ("gpu is lost", "gpu requires reset", *ERROR_CELLS)
 """Sentinels that say the GPU (not the field) is in trouble: they outrank a number read elsewhere."""
 
 

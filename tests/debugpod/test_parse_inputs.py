@@ -239,6 +239,27 @@ def test_sentinel_beats_a_number_from_another_section(capsys: Capsys, tmp_path: 
     assert gpu["memory_used_mib"] is None
 
 
+@pytest.mark.parametrize("cell", ["[Timeout]", "[Insufficient External Power]", "[Corrupted infoROM]"])
+def test_nvml_fault_cells_are_no_reading(capsys: Capsys, tmp_path: Path, cell: str) -> None:
+    # nvidia-smi prints a field it could not read as [<nvmlErrorString>]; these NVML errors (strings as in
+    # NVIDIA/DCGM sdk/nvidia/nvml/nvml_error_strings.h) say the GPU did not answer, not that it lacks the
+    # field. The H100 590 debug pod log, with its temperature and power read as that error.
+    log = debug_log_for("h100")
+    row = next(line for line in log.splitlines() if line.startswith("0, NVIDIA H100"))
+    cells = row.split(", ")
+    for name in ("temperature.gpu", "power.draw"):
+        cells[HEALTH_FIELDS.index(name)] = cell
+    log = log.replace(row, ", ".join(cells))
+    code, data = _json(capsys, tmp_path, log)
+    # The table of the same log printed numbers for both: the CSV's failure outranks them.
+    assert code == 3
+    assert "gpu-error-state" in [f["code"] for f in data["flags"]]  # type: ignore[union-attr]
+    (gpu,) = data["report"]["gpus"]  # type: ignore[index]
+    assert gpu["temperature_c"] is None and gpu["power_w"] is None
+    code, out, _ = _parse(capsys, tmp_path, log)
+    assert code == 3 and HEALTHY not in out
+
+
 def test_inforom_warning_under_a_table(capsys: Capsys, tmp_path: Path) -> None:
     # nvidia-smi prints this line after the table of a GPU whose infoROM is corrupted.
     table = section_body("h100", "load", "nvidia-smi") + "\nWARNING: infoROM is corrupted at gpu 0000:00:09.0\n"

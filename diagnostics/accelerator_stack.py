@@ -602,7 +602,8 @@ def _node_image(snap: Snapshot, node: Node) -> tuple[str, Evidence] | None:
     nodeclass = snap.index.nodeclass.get(claim.node_class)
     if not image or nodeclass is None:
         return None
-    name = next((str(a.get("name") or "") for a in nodeclass.amis if a.get("id") == image), "")
+    name = next((str(a.get("name") or "") for a in nodeclass.amis if isinstance(a, Mapping) and a.get("id") == image),
+                "")
     gpu = any(w in name.lower() for w in ("nvidia", "gpu", "neuron", "accelerated"))
     return (f"{image} ({name})" if name and not gpu else "",
             Evidence.field(claim.ref, "status.imageID", image,

@@ -334,8 +334,8 @@ def render(res: dict[str, Any], s: dict[str, Any]) -> str:
         f"simulator {_fmt(r['server'], 'MB')}")
     lines.append("")
     lines.append(f"Harness: cache counts equal server counts: {_fmt(s['counts_match'])}")
-    lines.append("Verdicts: median of per-pair ratios (per-run values for times) over the runs; spread = "
-                 "middle half of them; load = 1-min load average before each run")
+    lines.append("Verdicts: median of per-pair ratios (per-run values for times); spread = the median's 90 % "
+                 "confidence interval (5 pairs: lowest to highest); load = 1-min load average before each run")
     lines.append(f"  {'row':<22} {'median':>9} {'spread':>17} {'target':>10} {'load':>15}  verdict")
     for v in s["verdicts"]:
         unit = v["unit"]

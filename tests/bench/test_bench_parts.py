@@ -99,13 +99,17 @@ def test_a_reset_puts_back_what_bursts_finished_so_every_run_sees_one_cluster() 
 
 def test_a_verdict_needs_five_pairs_and_says_noise_when_its_spread_crosses_the_target() -> None:
     from gputui.bench.stats import paired_ratios, verdict
+    from gputui.bench.stats import spread as spread_of
 
     # Two identical bench runs gave 1.14x then 1.54x against a 1.3x target: that is noise, not a verdict.
     assert verdict([1.14, 1.54], 1.3)["verdict"] == "undecided (2 runs, need 5)"
     noisy = verdict([1.1, 1.2, 1.35, 1.4, 1.5], 1.3)
-    assert noisy["verdict"] == "undecided (noise)" and noisy["spread"] == [1.2, 1.4] and noisy["median"] == 1.35
-    assert verdict([1.0, 1.1, 1.15, 1.2, 2.5], 1.3)["verdict"] == "met"  # one slow run does not flip it
-    assert verdict([1.4, 1.5, 1.6, 1.7, 0.9], 1.3)["verdict"] == "missed"
+    assert noisy["verdict"] == "undecided (noise)" and noisy["spread"] == [1.1, 1.5] and noisy["median"] == 1.35
+    assert verdict([1.0, 1.1, 1.15, 1.2, 1.25], 1.3)["verdict"] == "met"
+    assert verdict([1.4, 1.5, 1.6, 1.7, 1.35], 1.3)["verdict"] == "missed"
+    # One slow pair makes a verdict undecided, never flips it: the spread is the median's 90 % interval.
+    assert verdict([1.0, 1.1, 1.15, 1.2, 2.5], 1.3)["verdict"] == "undecided (noise)"
+    assert spread_of(list(range(1, 11))) == (2, 9)  # 10 pairs: the 2nd to the 9th (98 %; 3rd-8th is 89 %)
     # Ratios are taken per pair, never as a ratio of medians; a failed side drops its pair.
     assert paired_ratios([2.0, 1.0, None, 3.0], [1.0, 2.0, 1.0, 0.0]) == [2.0, 0.5]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from diagnostics.carry import CARRIED
 from diagnostics.gpu_units import MIG_PREFIX, SHARED, gpu_units, node_model
 from diagnostics.matching import node_matches
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.records import Node, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import carried
 from diagnostics.workloads import owner_workload
 
 GPU = "nvidia.com/gpu"
@@ -108,7 +108,7 @@ def pod_gpu_resource_mismatch(snap: Snapshot) -> Iterator[Finding | int]:
 def mismatches(snap: Snapshot) -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatch]]]:
     """Pending NVIDIA GPU pods (how many), and those asking for a form of GPU their nodes do not offer.
 
-    Reads pods and nodes only: carried while they are the same records. Other checks (pod-no-nodepool-fits)
+    Reads the pending pods and the nodes only: carried while they are the same records. Other checks (pod-no-nodepool-fits)
     leave these pods to this one.
     """
     def compute() -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatch]]]:
@@ -130,7 +130,9 @@ def mismatches(snap: Snapshot) -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatc
 
     if not snap.status("nodes").state.usable:
         return 0, {}
-    return carried(snap, "gt405-mismatches", ("pods", "nodes"), compute)
+    # Keyed on the pending pods (not every pod): a burst of changes to bound pods costs nothing here.
+    idx = snap.index
+    return CARRIED.get("gt405-mismatches", (idx.pending, idx.sources["nodes"], idx.sources["nodeclaims"]), compute)
 
 
 def _offer_text(offered: Mapping[str, float]) -> str:

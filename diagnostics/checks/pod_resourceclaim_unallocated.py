@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from diagnostics.carry import CARRIED
 from diagnostics.dra import claim_state, pod_claims
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.pod_events import clip
 from diagnostics.records import Event, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import carried
 
 # kube-scheduler's dynamicresources plugin texts (pkg/scheduler/framework/plugins/dynamicresources).
 SCHEDULER_TEXTS = {
@@ -46,10 +46,10 @@ def pod_resourceclaim_unallocated(snap: Snapshot) -> Iterator[Finding | int]:
     (`kubectl get resourceslices`), that its kubelet plugin runs on the GPU nodes, the
     DeviceClass and the claim's selectors/count, and which pods hold the devices now.
     """
-    # Which pending pods use DRA is carried while the pods are the same records (reading a pod's object
+    # Which pending pods use DRA is carried while the pending pods are the same records (reading a pod's object
     # rebuilds it): a run over a thousand pending pods costs nothing here.
-    waiting = carried(snap, "gt407-claim-pods", ("pods",),
-                      lambda: [(p, c) for p in snap.index.pending if (c := pod_claims(p))])
+    waiting = CARRIED.get("gt407-claim-pods", (snap.index.pending,),
+                          lambda: [(p, c) for p in snap.index.pending if (c := pod_claims(p))])
     examined = 0
     for pod, claims in waiting:
         examined += 1

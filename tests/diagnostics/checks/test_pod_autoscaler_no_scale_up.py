@@ -94,3 +94,13 @@ def test_skipped_without_events() -> None:
     (result,) = run(snapshot(L4_NODE, pod("nvidia-l4"), sources={"events": SourceState.FORBIDDEN}),
                     only=["pod-autoscaler-no-scale-up"]).results
     assert result.status is CheckStatus.SKIPPED
+
+
+def test_a_pool_at_its_maximum_with_a_node_advertising_no_gpus_points_at_that_node() -> None:
+    silent = L4_NODE.replace("x7k2", "q8w2").replace('capacity: {nvidia.com/gpu: "1"}', "capacity: {}") \
+        .replace('allocatable: {nvidia.com/gpu: "1"}', "allocatable: {}")
+    snap = snapshot(L4_NODE, silent, pod("nvidia-l4"), ca_event(
+        "NotTriggerScaleUp", "pod didn't trigger scale-up: 1 max node group size reached"))
+    (f,) = run(snap, only=["pod-autoscaler-no-scale-up"]).findings
+    assert "at their maximum size, and gke-ml-prod-l4-pool-8c2f1e7a-q8w2 in it advertises no GPUs" in f.title
+    assert f.remediation.text.startswith("Fix the node that advertises no GPUs first")

@@ -28,8 +28,10 @@ from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.xid import lookup
 
-RMA_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120})
-"""Xids that point at the GPU's hardware (memory, bus, NVLink, GSP firmware), not at the job."""
+RMA_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, *range(144, 151)})
+"""Xids that point at the GPU's hardware (memory, bus, NVLink, GSP firmware), not at the job. Blackwell adds
+140 (uncorrectable ECC error that escaped containment) and 144-150 (NVLink5: NVIDIA's catalog puts them in
+WORKFLOW_NVLINK5_ERR, as it puts Hopper's Xid 74 in WORKFLOW_NVLINK_ERR)."""
 MIN_EVENTS = 2
 """Occurrences of such Xids on one GPU before it is a candidate..."""
 MIN_SPREAD_S = 86400
@@ -135,8 +137,9 @@ def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
     """A GPU kept failing over the last 7 days (DCGM metrics): a hardware Xid again and again, or unrepairable memory.
 
     Why it matters:
-    A GPU that falls off the bus (Xid 79), loses memory (48, 63, 64, 94, 95), its NVLink (74) or its
-    firmware (119, 120) on one day and again days later is faulty hardware: every reset or reboot
+    A GPU that falls off the bus (Xid 79), loses memory (48, 63, 64, 92, 94, 95; 140 on Blackwell), its
+    NVLink (74; 144-150 on Blackwell) or its firmware (119, 120) on one day and again days later is faulty
+    hardware: every reset or reboot
     puts it back into service, jobs on it crash again, and in the cloud a replacement node may land on
     the same host. The one-hour checks see each failure alone; this one reads a week of
     DCGM_FI_DEV_XID_ERRORS per GPU (by its UUID, so a GPU seen under a new node name is still one GPU),

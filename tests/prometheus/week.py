@@ -26,6 +26,7 @@ CHURN = "ip-10-0-2-27.ec2.internal"     # one Xid 94, held by the gauge while a 
 GAP = "ip-10-0-2-28.ec2.internal"       # one Xid 48, held across a 40-minute scrape gap (Prometheus restart)
 MIG = "ip-10-0-2-29.ec2.internal"       # MIG GPU 0 (three GPU instances): Xid 79 five days and one day ago
 ROWS_JOBS = "ip-10-0-2-30.ec2.internal"  # uncorrectable remapped rows grew on two days, each time under a new job
+NVLINK5 = "ip-10-0-2-31.ec2.internal"    # GPU 3: NVLink5 Xid 145 (Blackwell's Xid 74) four days and a day ago
 H100 = "NVIDIA H100 80GB HBM3"
 SHARED_UUID = "GPU-5f0e2a11-93c4-4d0b-8b7e-000000000005"
 
@@ -123,4 +124,5 @@ def week(now: float) -> str:
         labels = _labels(ROWS_JOBS, 0) | {"pod": pod, "namespace": "ml", "container": "main"}
         series("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", labels,
                lambda a: 0 if a > 4 * DAY else 3 if a > 2 * DAY else 6, (start, stop))
+    gpu(NVLINK5, 3, _episodes((145, 4 * DAY, 4 * DAY - 2 * h), (145, DAY, 0)))
     return om.text()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from diagnostics import CheckStatus, ObjectRef, Report, Severity
 from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
 from tests.prometheus.week import (APP, CHURN, CLUSTER, GAP, MIG, NEW_HOST, OLD_HOST, ONCE, REMAP, REPEAT, ROWS,
-                                  ROWS_JOBS, SHARED_UUID)
+                                  NVLINK5, ROWS_JOBS, SHARED_UUID)
 
 
 def _findings(diagnose: Callable[..., Report]) -> dict[str, object]:
@@ -58,7 +58,7 @@ def test_one_failure_or_application_xids_are_not_candidates(diagnose: Callable[.
     found = _findings(diagnose)
     assert ONCE not in found  # one Xid 79: a failure, not yet a pattern (GT704 reports it when recent)
     assert APP not in found   # Xid 13 every day is the job's bug
-    assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS, ROWS_JOBS, MIG}
+    assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS, ROWS_JOBS, MIG, NVLINK5}
 
 
 def test_a_held_xid_in_a_new_series_is_not_a_new_occurrence(diagnose: Callable[..., Report]) -> None:
@@ -68,6 +68,14 @@ def test_a_held_xid_in_a_new_series_is_not_a_new_occurrence(diagnose: Callable[.
     assert CHURN not in found
     # Nor is the same series seen again after a scrape gap (a Prometheus restart replaying its WAL).
     assert GAP not in found
+
+
+def test_blackwell_nvlink5_xids_count_like_xid_74(diagnose: Callable[..., Report]) -> None:
+    # Xid 144-150 are Blackwell's NVLink5 errors (NVIDIA's catalog: WORKFLOW_NVLINK5_ERR, where Hopper has
+    # Xid 74 / WORKFLOW_NVLINK_ERR); 140 is its uncorrectable ECC error that escaped containment.
+    f = _findings(diagnose)[NVLINK5]
+    assert "GPU 3 (GPU-100231-0003) keeps failing: Xid 145 (NVLink5 error" in f.title
+    assert "2 times over 3 days" in f.title
 
 
 def test_a_mig_gpu_is_one_gpu(diagnose: Callable[..., Report]) -> None:

@@ -324,7 +324,29 @@ def _toleration_patch(ds: DaemonSet, taint: Taint) -> str:
             f"-p '{json.dumps([op], separators=(',', ':'))}'")
 
 
-def install_commands(stack: Stack) -> tuple[str, ...]:
+def gke_names(snap: Snapshot, pod: Pod | None = None) -> tuple[str, str]:
+    """(cluster, node pool) as a gcloud command needs them, from GKE node names `gke-<cluster>-<pool>-<hash>-<id>`
+    (the pool: of a node the pod selects, if any); 'CLUSTER' / 'POOL' when no node tells. The cluster is followed
+    by `--location REGION` when the nodes' region label says it (gcloud asks for it otherwise)."""
+    cluster, pool = "CLUSTER", "POOL"
+    region = next((n.labels["topology.kubernetes.io/region"] for n in snap.nodes
+                   if n.labels.get("topology.kubernetes.io/region") and n.provider_id.startswith("gce://")), "")
+    for n in snap.nodes:
+        p = n.labels.get("cloud.google.com/gke-nodepool", "")
+        marker = f"-{p}-"
+        if p and n.name.startswith("gke-") and marker in n.name:
+            cluster = n.name[4:n.name.index(marker)] or cluster
+            if pod is not None and node_matches(pod.node_selector, pod.required_affinity, n.labels):
+                pool = p
+    return cluster + (f" --location {region}" if region else ""), pool
+
+
+def _gke_target(snap: Snapshot, node: Node) -> tuple[str, str]:
+    cluster, _ = gke_names(snap)
+    return cluster, node.labels.get("cloud.google.com/gke-nodepool") or "POOL"
+
+
+def install_commands(stack: Stack, cluster: str = "CLUSTER", pool: str = "POOL") -> tuple[str, ...]:
     """How to install the missing device plugin of this vendor and platform."""
     if stack.vendor == NEURON:
         # aws-neuron/neuron-helm-charts: DaemonSet neuron-device-plugin in kube-system.
@@ -334,7 +356,7 @@ def install_commands(stack: Stack) -> tuple[str, ...]:
         return ("kubectl create -f https://raw.githubusercontent.com/ROCm/k8s-device-plugin/master/"
                 "k8s-ds-amdgpu-dp.yaml",)
     if stack.platform == "gke":
-        return ("gcloud container node-pools update POOL --cluster CLUSTER "
+        return (f"gcloud container node-pools update {pool} --cluster {cluster} "
                 "--accelerator type=ACCELERATOR,count=N,gpu-driver-version=default",)
     return ("helm repo add nvdp https://nvidia.github.io/k8s-device-plugin && helm repo update",
             "helm upgrade --install nvdp nvdp/nvidia-device-plugin -n kube-system --set gfd.enabled=true "
@@ -364,7 +386,8 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
         return Diagnosis(stack, "device plugin", f"no {what} DaemonSet in the cluster: nothing registers {stack.resource}",
                          (Evidence.absence(None, f"DaemonSets of the {what} ({', '.join(stack.layers[0].names)})",
                                            note=f"nothing registers {stack.resource} with the kubelet"),),
-                         install_commands(stack), f"Install the {what}; it must tolerate the node's taints.")
+                         install_commands(stack, *_gke_target(snap, node)),
+                         f"Install the {what}; it must tolerate the node's taints.")
     pods_known = snap.status("pods").state.usable
     for layer in stack.layers:
         daemonsets = _ds_named(snap, layer)
@@ -375,7 +398,7 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
                 what = f"{stack.vendor_name} {layer.name}"
                 return Diagnosis(stack, layer.name, f"no {what} DaemonSet in the cluster",
                                  (Evidence.absence(None, f"DaemonSet {' / '.join(layer.names)}"),),
-                                 install_commands(stack), f"Install the {what}.")
+                                 install_commands(stack, *_gke_target(snap, node)), f"Install the {what}.")
             continue  # an optional layer that is not deployed (driver pre-installed, managed GKE driver)
         gate = node.labels.get(layer.deploy_label, "") if layer.deploy_label else ""
         if layer.deploy_label and gate in ("pre-installed", "false"):

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from diagnostics.accelerator_stack import gke_names
 from diagnostics.matching import node_matches
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.node_health import gpu_not_advertised_would_report
@@ -102,6 +103,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
         return None
     last = events[-1]
     gke = _gke(snap)
+    cluster, pool = gke_names(snap, pod)
     accel = _accelerator(pod)
     if last.reason == "TriggeredScaleUp":
         failed = [e for e in _scale_up_failures(snap)
@@ -116,7 +118,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
         if gke and code in ("RESOURCE_POOL_EXHAUSTED", "ZONE_RESOURCE_POOL_EXHAUSTED", "INSUFFICIENT_CAPACITY"):
             fix = ("GPUs are out of stock in that zone: let the node pool use more zones (--node-locations), use a "
                    "reservation, Spot, or a flex-start / queued provisioning (Dynamic Workload Scheduler) node pool.")
-            cmds.append("gcloud container node-pools update POOL --cluster CLUSTER --node-locations ZONE1,ZONE2,ZONE3")
+            cmds.append(f"gcloud container node-pools update {pool} --cluster {cluster} --node-locations ZONE1,ZONE2,ZONE3")
         elif gke and code == "QUOTA_EXCEEDED":
             fix = "Ask for more GPU quota in the region (IAM & Admin > Quotas, e.g. NVIDIA_L4_GPUS), or use another region."
             cmds.append("gcloud compute regions describe REGION --format='table(quotas.metric,quotas.limit,quotas.usage)'")
@@ -133,7 +135,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
             cause += (f", and {', '.join(silent[:3])} in it advertises no GPUs (see gpu-not-advertised): fixing that "
                       "node gives the pod room without a new one")
             fix = "Fix the node that advertises no GPUs first (gpu-not-advertised); or raise the pool's maximum size."
-        cmds = (("gcloud container clusters update CLUSTER --node-pool POOL --enable-autoscaling --max-nodes N",)
+        cmds = ((f"gcloud container clusters update {cluster} --node-pool {pool} --enable-autoscaling --max-nodes N",)
                 if gke else ("kubectl -n kube-system describe configmap cluster-autoscaler-status",))
     elif "in backoff after failed scale-up" in text:
         cause = "the node pool is in backoff after a failed scale-up (5 to 30 minutes)"
@@ -143,7 +145,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
         cause = "a cluster-wide autoscaling limit is reached (node count or resource limit)"
         fix = ("Raise the autoscaler's limits (GKE: node auto-provisioning resource limits for the accelerator, "
                "--max-accelerator) or free capacity.")
-        cmds = (("gcloud container clusters update CLUSTER --enable-autoprovisioning "
+        cmds = ((f"gcloud container clusters update {cluster} --enable-autoprovisioning "
                  f"--max-accelerator type={accel or 'ACCELERATOR'},count=N",) if gke else ())
     elif "didn't match Pod's node affinity/selector" in text or "node(s) didn't match" in text:
         offered = sorted({a for a in pools.values() if a})
@@ -157,11 +159,11 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
                f"limit for {accel}; or change the pod's selector to an accelerator a pool offers"
                + (f" ({', '.join(offered)})" if offered else "") + ".") if accel and gke else (
             "Add a node group whose nodes carry the labels the pod selects, or fix the pod's selector.")
-        cmds = ((f"gcloud container node-pools create {accel.replace('nvidia-', '')}-pool --cluster CLUSTER "
+        cmds = ((f"gcloud container node-pools create {accel.replace('nvidia-', '')}-pool --cluster {cluster} "
                  f"--accelerator type={accel},count={max(int(count), 1)},gpu-driver-version=default "
                  f"--machine-type {machine_for(accel, max(int(count), 1))} --enable-autoscaling --min-nodes 0 "
                  "--max-nodes N",
-                 "gcloud container clusters update CLUSTER --enable-autoprovisioning "
+                 f"gcloud container clusters update {cluster} --enable-autoprovisioning "
                  f"--max-accelerator type={accel},count=N")
                 if accel and gke else ())
     elif "Insufficient" in text:

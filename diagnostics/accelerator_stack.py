@@ -334,7 +334,7 @@ def gke_names(snap: Snapshot, pod: Pod | None = None) -> tuple[str, str]:
     for n in snap.nodes:
         p = n.labels.get("cloud.google.com/gke-nodepool", "")
         marker = f"-{p}-"
-        if p and n.name.startswith("gke-") and marker in n.name:
+        if p and n.name.startswith(("gke-", "gk3-")) and marker in n.name:  # gk3-: Autopilot
             cluster = n.name[4:n.name.index(marker)] or cluster
             if pod is not None and node_matches(pod.node_selector, pod.required_affinity, n.labels):
                 pool = p

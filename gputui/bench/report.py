@@ -368,7 +368,8 @@ def markdown(res: dict[str, Any], s: dict[str, Any]) -> str:
         "cold start vs kubectl": (_fmt(cs["gputui"], "s"), f"`kubectl get ... -A -o json` {_fmt(cs['kubectl'], 's')}"),
         "diagnostics": ("", "warm cache, full cluster"),
         "watch p99": ("", f"{s['watch']['rate_per_s']:g} changes/s for {s['watch']['seconds']:g} s"),
-        "peak RSS": ("", f"cache process {_fmt(s['rss_mb']['gputui_cache_peak'], 'MB')}"),
+        "peak RSS": ("", "TUI process" + (f" (cache-only process {_fmt(s['rss_mb']['gputui_cache_peak'], 'MB')})"
+                                          if s["rss_mb"]["gputui_cache_peak"] else "")),
     }
     lines = [f"Scale {res['scale']} ({fl['nodes']} nodes, {fl['pods']} pods, {fl['pending_gpu_pods']} pending GPU "
              f"pods), {m['date'][:10]}, {m['cpu']}, {m['cores']} cores, Python {m['python']}, kubectl {m['kubectl']}, "
@@ -376,7 +377,10 @@ def markdown(res: dict[str, Any], s: dict[str, Any]) -> str:
              f"{(m.get('load_average_end') or ['-'])[0]}, {res['options']['repeat']} pairs:", "",
              "| row | gputui | compared with | median (spread) | target | load | verdict |",
              "|---|---|---|---|---|---|---|"]
+    skipped = [v["name"] for v in s["verdicts"] if not v["n"]]
     for v in s["verdicts"]:
+        if not v["n"]:
+            continue
         unit, sp, ld = v["unit"], v["spread"], v["load"]
         mid = _fmt(v["median"], unit)
         if sp is not None:
@@ -388,4 +392,6 @@ def markdown(res: dict[str, Any], s: dict[str, Any]) -> str:
                      f"{verdict_txt} |")
     keys = ", ".join(f"{k} {_fmt(x['p50_ms'], 'ms')} / {_fmt(x['p95_ms'], 'ms')}" for k, x in t["keys"]["by_key"].items())
     lines += ["", f"Key -> repaint p50 / p95: {keys}."]
+    if skipped:
+        lines.append(f"Not measured in this run: {', '.join(skipped)}.")
     return "\n".join(lines)

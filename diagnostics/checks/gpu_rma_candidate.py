@@ -163,11 +163,17 @@ def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
     examined = {(_key(GpuLabels.of(s.labels))) for s in facts.get("gpu_temp") or facts.get("gpu_util")}
     gpus = _gpus(facts)
     yield len(examined | set(gpus))
+    found = False
     for g in sorted(gpus.values(), key=lambda g: (resolver.node(g.labels), g.labels.index)):
         reasons = g.reasons()
         if not reasons:
             continue
+        found = True
         yield _finding(snap, facts, resolver, g, reasons)
+    failed = [p for p in ("rma_remap_failure", "rma_remapped_rows") if p in facts.errors]
+    if failed and not found:
+        # The memory history was not read (a 7-day query that timed out): no all-clear either.
+        raise MetricUnavailable(f"query for {failed[0]} failed: {facts.errors[failed[0]]}")
 
 
 def _finding(snap: Snapshot, facts: MetricFacts, resolver: NodeResolver, g: _Gpu, reasons: list[str]) -> Finding:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from diagnostics import CheckStatus, ObjectRef, Report, Severity
 from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
 from tests.prometheus.week import (APP, CHURN, CLUSTER, GAP, MIG, NEW_HOST, OLD_HOST, ONCE, REMAP, REPEAT, ROWS,
@@ -101,6 +103,33 @@ def test_skipped_when_the_week_was_not_queried(facts: Callable[[str], object]) -
                     only=["gpu-rma-candidate"]).results
     assert result.status is CheckStatus.SKIPPED
     assert "week of Xid history was not queried" in result.reason
+
+
+@pytest.mark.parametrize("purpose", ["rma_xid_events", "rma_remap_failure", "rma_remapped_rows"])
+def test_skipped_when_a_week_query_failed(facts: Callable[[str], object], purpose: str) -> None:
+    # A 7-day query that timed out read nothing: no all-clear about what it would have found.
+    import dataclasses
+
+    from diagnostics import run
+    from diagnostics.snapshot import SourceState
+    from tests.builders import snapshot
+
+    week = facts("week")
+    # A quiet week (no GPU failed) whose one query failed: skipped with the reason, never "passed".
+    quiet = {p: () if p.startswith("rma_") else s for p, s in week.samples.items()}  # type: ignore[attr-defined]
+    broken = dataclasses.replace(week, samples=quiet, errors={purpose: "query timed out"})  # type: ignore[type-var]
+    (result,) = run(snapshot(CLUSTER, sources={"prometheus": SourceState.OK}, metrics=broken),
+                    only=["gpu-rma-candidate"]).results
+    assert result.status is CheckStatus.SKIPPED
+    assert f"query for {purpose} failed: query timed out" in result.reason
+    if purpose != "rma_xid_events":
+        # The Xid history that was read still names its GPUs.
+        partial = dataclasses.replace(week, samples={p: s for p, s in week.samples.items() if p != purpose},  # type: ignore[type-var, attr-defined]
+                                      errors={purpose: "query timed out"})
+        (result,) = run(snapshot(CLUSTER, sources={"prometheus": SourceState.OK}, metrics=partial),
+                        only=["gpu-rma-candidate"]).results
+        assert result.status is CheckStatus.FAILED
+        assert REPEAT in {f.subject.name for f in result.findings}
 
 
 def test_subject_is_the_node(diagnose: Callable[..., Report]) -> None:

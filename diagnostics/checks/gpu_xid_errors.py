@@ -66,7 +66,8 @@ def gpu_xid_errors(snap: Snapshot) -> Iterator[Finding | int]:
     # dcgm-exporter's optional counter names the Xid in a label: exact when it is enabled.
     for s in facts.get("xid_count"):
         code = s.labels.get("xid", "")
-        if code.isdigit():
+        # Before 4.5.2-4.8.1 the exporter counted DCGM's blank value as an Xid (xid="9223372036854775792").
+        if code.isdigit() and usable(float(code)):
             key = GpuLabels.of(s.labels).key
             shown.setdefault(key, s)
             codes.setdefault(key, set()).add(int(code))

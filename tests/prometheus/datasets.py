@@ -280,6 +280,10 @@ def legacy(now: float) -> str:
              lambda a: 1 if a >= 900 else None, since=1200)
     h.series("DCGM_EXP_XID_ERRORS_COUNT", h.gpu(BROKEN, 5, H100, exported_pod="job-0", exported_namespace="ml",
                                                 **exporter), lambda a: 0 if a < 900 else None)
+    # dcgm-exporter before 4.5.2-4.8.1 counted DCGM's blank value (DCGM_INT64_BLANK) as an Xid of its own
+    # (NVIDIA/dcgm-exporter 52ffa18 "Fix for parsing blank XIDs", xid_collector_test.go): no Xid at all.
+    h.series("DCGM_EXP_XID_ERRORS_COUNT", h.gpu(BROKEN, 6, H100, exported_pod="job-0", exported_namespace="ml",
+                                                xid="9223372036854775792", **exporter), lambda _a: 1, since=600)
     # No host label at all: only the scrape target's address, which is the node's InternalIP; no
     # pod holds these GPUs, so only the exporter's own pod label is there.
     for i in range(2):

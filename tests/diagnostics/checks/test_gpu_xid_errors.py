@@ -60,6 +60,8 @@ def test_older_hostname_label_and_gpu_reset_for_xid_48(diagnose: Callable[..., R
     assert "Xid 48 on GPU 2" in f.title
     # Only the optional windowed counter saw GPU 5's Xid 94, 15-20 minutes ago.
     assert "Xid 94 on GPU 5" in f.title
+    # A pre-4.5.2 exporter's blank-value series (xid="9223372036854775792") is no Xid on GPU 6.
+    assert "GPU 6" not in f.title and "9223372036854775792" not in f.title
     assert any(c.endswith("chroot /host nvidia-smi -r -i 2") for c in f.remediation.commands)
     # The workload from exported_pod, not the dcgm-exporter pod the scrape labelled `pod`.
     assert ObjectRef("Pod", "job-0", "ml") in f.related

@@ -12,6 +12,15 @@ Roles come from the objects, never from their names, so any scenario works:
 - a NodePool whose NodeClaims got `InsufficientCapacityError` events (NodeClaims are named
   `<nodepool>-<suffix>`) shows that many insufficient-capacity disruptions and launch failures in
   the last 15 minutes; ICE events no pool can be matched to go to the spot-only NodePools.
+
+The history runs on past start-up (`FUTURE`): Prometheus answers at the wall clock, and a history
+that ended at start-up made the demo change its story after a few minutes (the Xid gone, the metric
+checks "not exported"). Every rule above stays steady from then on, one sample every five minutes
+(`FUTURE_STEP`, to keep the backfill quick): every half hour a new pod lands on the fallen GPU and
+its Xid 79 series (dcgm-exporter labels a GPU's series with the pod holding it) is new in the last
+hour, as on a real node that keeps being scheduled onto (the RMA check ignores those labels, so it
+counts no new failure); the launch failures go on at the same rate; utilisation and temperatures
+keep their shape.
 """
 
 from __future__ import annotations
@@ -36,6 +45,14 @@ _MODELS = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "a100": "NVID
            "v100": "Tesla V100-SXM2-16GB"}
 _STEP = 60
 _HISTORY = 2 * 3600 + 600  # > 2 h: "offset 1h" windows and the 50-minute idle rule need it
+FUTURE = 12 * 3600
+"""Seconds of history written past start-up: the demo tells the same story for this long."""
+FUTURE_STEP = 300
+"""Seconds between samples past start-up (every range the checks query holds at least one)."""
+XID_RETRY = 1800
+"""Every this many seconds after start-up another pod lands on the fallen GPU (see the module doc)."""
+ICE_WINDOW = 900
+"""Launch failures are spread so that any 15-minute window holds the scenario's count."""
 
 
 @dataclass
@@ -179,11 +196,27 @@ def _week_before(t0: float, now: float) -> list[tuple[float, float]]:
             for t in (start + i * 300 for i in range(int((t0 - start) // 300))) if t < t0]
 
 
-def openmetrics_for(plan: DemoPlan, now: float) -> str:
-    """The backfill file: history from now-2h10m up to `now`, one sample a minute."""
+def _xid_series(om: OpenMetrics, labels: Mapping[str, str], alive: list[float], now: float,
+                week: list[tuple[float, float]]) -> None:
+    """The fallen GPU's Xid gauge: 79 since 20 minutes before start-up; after start-up, every
+    XID_RETRY seconds, on a series labelled with the next pod that landed on it."""
+    om.add("DCGM_FI_DEV_XID_ERRORS", labels, week + [(t, 79 if t >= now - 1200 else 0) for t in alive
+                                                    if t < now + XID_RETRY])
+    later = [t for t in alive if t >= now + XID_RETRY]
+    for k in range(1, int((later[-1] - now) // XID_RETRY) + 1 if later else 1):
+        slot = [t for t in later if now + k * XID_RETRY <= t < now + (k + 1) * XID_RETRY]
+        if slot:
+            pod = dict(labels, namespace=labels.get("namespace") or "ml", pod=f"retry-{k}-{labels.get('pod') or 'job'}")
+            om.add("DCGM_FI_DEV_XID_ERRORS", pod, ((t, 79) for t in slot))
+
+
+def openmetrics_for(plan: DemoPlan, now: float, future: float = FUTURE) -> str:
+    """The backfill file: history from now-2h10m up to `now` (a sample a minute), then on to
+    `now` + `future` (a sample every FUTURE_STEP seconds)."""
     om = OpenMetrics()
     t0 = now - _HISTORY
     times = [t0 + i * _STEP for i in range(int(_HISTORY / _STEP) + 1)]
+    times += [now + i * FUTURE_STEP for i in range(1, int(future / FUTURE_STEP) + 1)]
     for node in plan.nodes:
         alive = times if node.ready else [t for t in times if t <= now - 600]
         for i in range(node.gpus):
@@ -198,14 +231,21 @@ def openmetrics_for(plan: DemoPlan, now: float) -> str:
                 util = [round(2 * _jitter(node.name, i, t)) for t in alive]
             else:
                 util = [55 + round(40 * _jitter(node.name, i, t)) for t in alive]
+            sampled = alive
             if fell_off:
                 util = [u if t < now - 1200 else 0 for u, t in zip(util, alive, strict=True)]
-            om.add("DCGM_FI_DEV_GPU_UTIL", labels, zip(alive, util, strict=True))
+                # Fallen off the bus: DCGM cannot read it any more, its utilisation and temperature stop
+                # (a flat 0 for an hour would turn it into an idle GPU and change the demo's story).
+                sampled = [t for t in alive if t <= now]
+                util = util[:len(sampled)]
+            om.add("DCGM_FI_DEV_GPU_UTIL", labels, zip(sampled, util, strict=True))
             temps = ((t, (34 if u < 5 else 60) + round(6 * _jitter("t", node.name, i, t)))
-                     for t, u in zip(alive, util, strict=True))
+                     for t, u in zip(sampled, util, strict=True))
             om.add("DCGM_FI_DEV_GPU_TEMP", labels, temps)
-            xid = [(t, 79 if fell_off and t >= now - 1200 else 0) for t in alive]
-            om.add("DCGM_FI_DEV_XID_ERRORS", labels, (_week_before(t0, now) + xid) if fell_off else xid)
+            if fell_off:
+                _xid_series(om, labels, alive, now, _week_before(t0, now))
+            else:
+                om.add("DCGM_FI_DEV_XID_ERRORS", labels, ((t, 0) for t in alive))
             om.add("DCGM_FI_DEV_ROW_REMAP_FAILURE", labels, ((t, 0) for t in alive))
             om.add("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", labels, ((t, 0) for t in alive))
             om.add("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", labels, ((t, 0) for t in alive), kind="counter")
@@ -215,17 +255,22 @@ def openmetrics_for(plan: DemoPlan, now: float) -> str:
         om.add("karpenter_nodepools_usage", lab, ((t, used) for t in times))
         if limit is not None:
             om.add("karpenter_nodepools_limit", lab, ((t, limit) for t in times))
-    recent = [t for t in times if t >= now - 720]  # the failures happen over the last 12 minutes
+    # The failures started 15 minutes before start-up and go on at the same rate: any 15-minute
+    # window, at start-up or hours later, holds the scenario's count.
+    # A sample a minute here too (a few series): increase() over 15 minutes of 5-minute samples reads
+    # the count short.
+    start = now - ICE_WINDOW
+    recent = [start + i * _STEP for i in range(int((ICE_WINDOW + future) / _STEP) + 1)]
     launch_failures = 0
     for pool, failed in sorted(plan.ice.items()):
-        counts = [max(1, round(failed * (k + 1) / len(recent))) for k in range(len(recent))]
+        counts = [failed * (t - start + _STEP) / ICE_WINDOW for t in recent]  # steady: no rounding steps
         om.add("karpenter_nodeclaims_disrupted_total",
                {"nodepool": pool, "reason": "insufficient_capacity", "capacity_type": "spot",
                 "consolidation_policy": "WhenEmptyOrUnderutilized", "termination_mode": "forceful"},
                zip(recent, counts, strict=True), kind="counter")
         launch_failures += failed
     if launch_failures:
-        counts = [max(1, round(launch_failures * (k + 1) / len(recent))) for k in range(len(recent))]
+        counts = [launch_failures * (t - start + _STEP) / ICE_WINDOW for t in recent]
         om.add("karpenter_cloudprovider_instance_launch_failures_total",
                {"capacity_type": "spot", "zone": "us-east-1a", "zone_id": "use1-az1", "reason": "LaunchFailed"},
                zip(recent, counts, strict=True), kind="counter")

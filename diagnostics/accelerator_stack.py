@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from diagnostics.gpu_components import host_evidence, plugin_on_host, pod_of, untolerated_taints
 from diagnostics.matching import node_matches
@@ -404,8 +404,16 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
         if layer.deploy_label and gate in ("pre-installed", "false"):
             continue  # operator told not to run it here (host driver, or disabled by the admin)
         found = _judge_layer(snap, node, stack, layer, daemonsets, pods_known)
-        if found is not None:
-            return found  # later layers wait on this one: their state is a symptom
+        if found is not None:  # later layers wait on this one: their state is a symptom
+            if node.labels.get("nvidia.com/gpu-driver-upgrade-state") == "upgrade-failed":
+                # The operator's upgrade controller gave up on this node (k8s-operator-libs pkg/upgrade).
+                found = replace(found, cause="GPU driver upgrade failed (nvidia.com/gpu-driver-upgrade-state="
+                                             "upgrade-failed); " + found.cause,
+                                evidence=found.evidence + (Evidence.field(
+                                    node.ref, "metadata.labels[nvidia.com/gpu-driver-upgrade-state]", "upgrade-failed"),),
+                                fix=found.fix + " After fixing it, remove the label so the upgrade controller "
+                                                "retries: kubectl label node NODE nvidia.com/gpu-driver-upgrade-state-.")
+            return found
     if stack.provider == "dra":
         return Diagnosis(stack, "DRA kubelet plugin", "its GPUs are published as ResourceSlice devices, not as "
                          "nvidia.com/gpu in status.allocatable", (), (f"kubectl get resourceslices "

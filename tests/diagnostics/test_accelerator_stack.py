@@ -422,3 +422,12 @@ def test_a_young_node_waiting_for_its_nfd_labels_is_info() -> None:
                      and "nvidia.com/gpu.present" not in line)
     (f,) = run(snapshot(bare, OPERATOR), only=["gpu-not-advertised"]).findings
     assert f.severity is Severity.INFO and "still starting" in f.title
+
+
+def test_a_failed_driver_upgrade_is_named_before_the_layer_it_broke() -> None:
+    failed = NODE.replace('    nvidia.com/gpu.present: "true"\n',
+                          '    nvidia.com/gpu.present: "true"\n    nvidia.com/gpu-driver-upgrade-state: upgrade-failed\n')
+    (f,) = run(snapshot(failed, OPERATOR, DRIVER_CRASH, TOOLKIT_WAITING, PLUGIN_WAITING),
+               only=["gpu-not-advertised"]).findings
+    assert "GPU driver upgrade failed (nvidia.com/gpu-driver-upgrade-state=upgrade-failed); nvidia-driver-daemonset" in f.title
+    assert "nvidia.com/gpu-driver-upgrade-state-" in f.remediation.text

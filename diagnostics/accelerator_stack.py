@@ -412,7 +412,8 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
                                 evidence=found.evidence + (Evidence.field(
                                     node.ref, "metadata.labels[nvidia.com/gpu-driver-upgrade-state]", "upgrade-failed"),),
                                 fix=found.fix + " After fixing it, remove the label so the upgrade controller "
-                                                "retries: kubectl label node NODE nvidia.com/gpu-driver-upgrade-state-.")
+                                                "retries: "
+                                                f"kubectl label node {node.name} nvidia.com/gpu-driver-upgrade-state-.")
             return found
     if stack.provider == "dra":
         return Diagnosis(stack, "DRA kubelet plugin", "its GPUs are published as ResourceSlice devices, not as "

@@ -406,14 +406,15 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
         found = _judge_layer(snap, node, stack, layer, daemonsets, pods_known)
         if found is not None:  # later layers wait on this one: their state is a symptom
             if node.labels.get("nvidia.com/gpu-driver-upgrade-state") == "upgrade-failed":
-                # The operator's upgrade controller gave up on this node (k8s-operator-libs pkg/upgrade).
+                # The operator's upgrade controller gave up on this node (driver pod restarted more than 10
+                # times); it retries once the driver pod is Ready (k8s-operator-libs ProcessUpgradeFailedNodes).
                 found = replace(found, cause="GPU driver upgrade failed (nvidia.com/gpu-driver-upgrade-state="
                                              "upgrade-failed); " + found.cause,
                                 evidence=found.evidence + (Evidence.field(
                                     node.ref, "metadata.labels[nvidia.com/gpu-driver-upgrade-state]", "upgrade-failed"),),
-                                fix=found.fix + " After fixing it, remove the label so the upgrade controller "
-                                                "retries: "
-                                                f"kubectl label node {node.name} nvidia.com/gpu-driver-upgrade-state-.")
+                                fix=found.fix + " Once the driver pod on the node is Ready again, the upgrade controller "
+                                                "moves the node on and uncordons it by itself; do not remove the label by "
+                                                "hand (the node would stay cordoned).")
             return found
     if stack.provider == "dra":
         return Diagnosis(stack, "DRA kubelet plugin", "its GPUs are published as ResourceSlice devices, not as "

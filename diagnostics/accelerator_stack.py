@@ -341,12 +341,15 @@ def gke_names(snap: Snapshot, pod: Pod | None = None) -> tuple[str, str]:
     return cluster + (f" --location {region}" if region else ""), pool
 
 
-def _gke_target(snap: Snapshot, node: Node) -> tuple[str, str]:
+def _gke_target(snap: Snapshot, node: Node) -> tuple[str, str, str]:
     cluster, _ = gke_names(snap)
-    return cluster, node.labels.get("cloud.google.com/gke-nodepool") or "POOL"
+    accel = node.labels.get("cloud.google.com/gke-accelerator") or "ACCELERATOR"
+    count = node.labels.get("cloud.google.com/gke-accelerator-count") or "N"
+    return cluster, node.labels.get("cloud.google.com/gke-nodepool") or "POOL", f"type={accel},count={count}"
 
 
-def install_commands(stack: Stack, cluster: str = "CLUSTER", pool: str = "POOL") -> tuple[str, ...]:
+def install_commands(stack: Stack, cluster: str = "CLUSTER", pool: str = "POOL",
+                     accelerator: str = "type=ACCELERATOR,count=N") -> tuple[str, ...]:
     """How to install the missing device plugin of this vendor and platform."""
     if stack.vendor == NEURON:
         # aws-neuron/neuron-helm-charts: DaemonSet neuron-device-plugin in kube-system.
@@ -357,7 +360,7 @@ def install_commands(stack: Stack, cluster: str = "CLUSTER", pool: str = "POOL")
                 "k8s-ds-amdgpu-dp.yaml",)
     if stack.platform == "gke":
         return (f"gcloud container node-pools update {pool} --cluster {cluster} "
-                "--accelerator type=ACCELERATOR,count=N,gpu-driver-version=default",)
+                f"--accelerator {accelerator},gpu-driver-version=default",)
     return ("helm repo add nvdp https://nvidia.github.io/k8s-device-plugin && helm repo update",
             "helm upgrade --install nvdp nvdp/nvidia-device-plugin -n kube-system --set gfd.enabled=true "
             "--set-json 'tolerations=[{\"operator\":\"Exists\"}]'")

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from diagnostics.model import ObjectRef, Report, Severity
 from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod, accelerator_total
+from diagnostics.dra import pod_claims
 from diagnostics.gpu_units import gpu_units, model_name
 from diagnostics.snapshot import Snapshot, is_gpu_node, node_should_have_gpus
 from diagnostics.timeutil import human_age, budget_active
@@ -192,7 +193,7 @@ def pending_row(p: Pod, events: Sequence[Event], now: datetime, explained: Mappi
                 sev: Severity | None) -> Row:
     """One pending GPU pod; `events`: the pod's events, oldest first."""
     return Row(f"{p.namespace}/{p.name}", p.ref, (
-        f"{p.namespace}/{p.name}", _n(p.gpus), age(now, p.meta.created),
+        f"{p.namespace}/{p.name}", _n(p.gpus) if p.gpus else "DRA", age(now, p.meta.created),
         textwrap.shorten(reason_from(p, events, explained), WHY_WIDTH, placeholder=" …"),
     ), sev or Severity.OK)
 
@@ -201,8 +202,10 @@ def pending_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
     worst = worst_by_subject(report)
     explained = explained_by(report)
     idx = snap.index
+    # Pods waiting on DRA ResourceClaims ask for no extended resource: they are GPU pods all the same.
+    dra = [p for p in idx.pending if not p.wants_accelerator and pod_claims(p)]
     return [pending_row(p, idx.events("Pod", p.name, p.namespace), snap.taken_at, explained, worst.get(p.ref))
-            for p in sorted(idx.pending_gpu_pods, key=lambda p: (p.namespace, p.name))]
+            for p in sorted([*idx.pending_gpu_pods, *dra], key=lambda p: (p.namespace, p.name))]
 
 
 def bar(used: float, limit: float | None, width: int = 10) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -30,10 +31,13 @@ def run(args: argparse.Namespace) -> int:
         cluster = SimCluster(args.scenario, shift_to_now=True)
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
+    _leave_on_signals()
     cluster.start()
-    extras = DemoExtras.start(cluster)
-    extras.apply(args)
+    extras = DemoExtras()
+    tmp = ""
     try:
+        extras = DemoExtras.start(cluster)
+        extras.apply(args)
         if args.serve:
             return _serve(cluster, args)
         tmp = tempfile.mkdtemp(prefix="gputui-demo-")
@@ -49,6 +53,18 @@ def run(args: argparse.Namespace) -> int:
     finally:
         extras.stop()
         cluster.stop()
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _leave_on_signals() -> None:
+    """SIGTERM / SIGHUP while the demo starts (or serves) unwind through the `finally` above, so its
+    Prometheus and temp dirs go too; once the TUI runs, it turns them into a quit of its own."""
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(int(ExitCode.TERMINATED))
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, leave)
 
 
 class DemoExtras:

@@ -147,6 +147,23 @@ class GputuiApp(App[int]):
             self._start_session()
         self._poll_timer = self.set_interval(self.poll_interval, self._poll)
         self._poll()
+        self._exit_on_signals()
+
+    def _exit_on_signals(self) -> None:
+        """SIGTERM and SIGHUP (the terminal closed) leave like `q`: the caller's cleanup runs (the demo
+        stops its Prometheus and removes its temp dirs); by default they killed the process mid-way."""
+        import asyncio
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return  # run_test in a worker thread, or an embedding: the host owns signals
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(sig, self.exit, int(ExitCode.TERMINATED))
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
 
     def on_unmount(self) -> None:
         if self.session is not None:

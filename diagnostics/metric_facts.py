@@ -26,6 +26,8 @@ XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
 ECC_DBE = "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"
 ROW_REMAP_FAILURE = "DCGM_FI_DEV_ROW_REMAP_FAILURE"
 UNCORRECTABLE_REMAPPED_ROWS = "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"
+RETIRED_DBE = "DCGM_FI_DEV_RETIRED_DBE"
+"""Pages retired for double-bit ECC errors: how GPUs before Ampere (T4, V100) repair memory (no row remapping)."""
 PCIE_REPLAY = "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"
 GPU_TEMP = "DCGM_FI_DEV_GPU_TEMP"
 NODEPOOL_USAGE = "karpenter_nodepools_usage"
@@ -35,7 +37,7 @@ KARPENTER = "karpenter"
 """Pseudo-name for "this Prometheus scrapes Karpenter at all" (build info or any nodepool gauge)."""
 
 DCGM_DEFAULT_ON = (GPU_UTIL, XID, ROW_REMAP_FAILURE, UNCORRECTABLE_REMAPPED_ROWS, PCIE_REPLAY, GPU_TEMP)
-DCGM_DEFAULT_OFF = (ECC_DBE, XID_COUNT)
+DCGM_DEFAULT_OFF = (ECC_DBE, XID_COUNT, RETIRED_DBE)
 
 # --- windows the queries and the checks' wording share ------------------------------------------
 IDLE_WINDOW = "1h"
@@ -138,6 +140,9 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "rma_remapped_rows": (f"changes((max without({_WORKLOAD_LABELS}) ({UNCORRECTABLE_REMAPPED_ROWS}))"
                           f"[{RMA_WINDOW}:{RMA_STEP}]) > 1 and max without({_WORKLOAD_LABELS}) "
                           f"(max_over_time({UNCORRECTABLE_REMAPPED_ROWS}[{RMA_WINDOW}])) > 0",),
+    # The same for pages retired by double-bit errors (GPUs before Ampere), when the exporter has it on.
+    "rma_retired_pages": (f"changes((max without({_WORKLOAD_LABELS}) ({RETIRED_DBE}))[{RMA_WINDOW}:{RMA_STEP}]) > 1 "
+                          f"and max without({_WORKLOAD_LABELS}) (max_over_time({RETIRED_DBE}[{RMA_WINDOW}])) > 0",),
     # Both Karpenter generations: karpenter_nodepool_usage (older) and karpenter_nodepools_usage.
     "nodepool_usage": (f'{{__name__=~"karpenter_nodepools?_usage", resource_type=~"{_ACCELERATOR_TYPES}"}}',),
     "nodepool_limit": (f'{{__name__=~"karpenter_nodepools?_limit", resource_type=~"{_ACCELERATOR_TYPES}"}}',),
@@ -168,6 +173,7 @@ NEEDS: dict[str, str] = {
     "uncorrectable_remapped_rows": UNCORRECTABLE_REMAPPED_ROWS, "pcie_replay_rate": PCIE_REPLAY,
     "gpu_temp": GPU_TEMP, "rma_xid_events": XID, "rma_xid_first": XID, "rma_xid_last": XID,
     "rma_remap_failure": ROW_REMAP_FAILURE, "rma_remapped_rows": UNCORRECTABLE_REMAPPED_ROWS,
+    "rma_retired_pages": RETIRED_DBE,
     "nodepool_usage": NODEPOOL_USAGE, "nodepool_limit": NODEPOOL_LIMIT,
     "nodeclaim_failures": KARPENTER, "launch_failures": KARPENTER, "unhealthy_repairs": KARPENTER,
 }

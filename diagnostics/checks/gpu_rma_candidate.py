@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 
 from diagnostics.gpu_findings import drain_commands, node_context, replace_commands
 from diagnostics.metric_facts import (
+    RETIRED_DBE,
     RMA_WINDOW,
     ROW_REMAP_FAILURE,
     UNCORRECTABLE_REMAPPED_ROWS,
@@ -50,6 +51,7 @@ class _Gpu:
     samples: list[Sample] = field(default_factory=list)
     remap_failure: Sample | None = None
     rows: Sample | None = None
+    pages: Sample | None = None
 
     def reasons(self) -> list[str]:
         out = []
@@ -61,6 +63,8 @@ class _Gpu:
             out.append("row remapping failed (its memory can no longer be repaired)")
         if self.rows is not None:
             out.append(f"uncorrectable remapped rows grew {int(self.rows.value)} times")
+        if self.pages is not None:
+            out.append(f"pages retired for double-bit ECC errors grew {int(self.pages.value)} times")
         return out
 
 
@@ -108,6 +112,9 @@ def _gpus(facts: MetricFacts) -> dict[tuple[str, ...], _Gpu]:
     for s in facts.get("rma_remapped_rows"):
         if usable(s.value) and s.value > 1:
             gpu(s).rows = s
+    for s in facts.get("rma_retired_pages"):
+        if usable(s.value) and s.value > 1:
+            gpu(s).pages = s
     return gpus
 
 
@@ -143,7 +150,8 @@ def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
     puts it back into service, jobs on it crash again, and in the cloud a replacement node may land on
     the same host. The one-hour checks see each failure alone; this one reads a week of
     DCGM_FI_DEV_XID_ERRORS per GPU (by its UUID, so a GPU seen under a new node name is still one GPU),
-    plus DCGM_FI_DEV_ROW_REMAP_FAILURE and DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS, and lists the GPUs
+    plus DCGM_FI_DEV_ROW_REMAP_FAILURE and DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS (and, for GPUs before
+    Ampere, DCGM_FI_DEV_RETIRED_DBE when the exporter has it on), and lists the GPUs
     with the history that makes them candidates for return (RMA). An occurrence is a change of the
     last-Xid gauge, so the same Xid twice without a reboot in between counts once; a held Xid seen again
     under a new job's pod label (dcgm-exporter relabels every metric of a GPU with the pod holding it),
@@ -170,7 +178,7 @@ def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
             continue
         found = True
         yield _finding(snap, facts, resolver, g, reasons)
-    failed = [p for p in ("rma_remap_failure", "rma_remapped_rows") if p in facts.errors]
+    failed = [p for p in ("rma_remap_failure", "rma_remapped_rows", "rma_retired_pages") if p in facts.errors]
     if failed and not found:
         # The memory history was not read (a 7-day query that timed out): no all-clear either.
         raise MetricUnavailable(f"query for {failed[0]} failed: {facts.errors[failed[0]]}")
@@ -192,12 +200,14 @@ def _finding(snap: Snapshot, facts: MetricFacts, resolver: NodeResolver, g: _Gpu
         ev.append(metric_evidence(resolver.ref(labels), s, history,
                                   labels.as_value(xid=code, occurrences=int(s.value), first=_date(first),
                                                   last=_date(last))))
-    for s in (g.remap_failure, g.rows):
+    for s, what in ((g.remap_failure, "memory the GPU cannot repair"),
+                    (g.rows, "uncorrectable remapped rows changed more than once"),
+                    (g.pages, "retired pages (double-bit ECC) changed more than once")):
         if s is not None:
-            ev.append(metric_evidence(ref, s, "memory the GPU cannot repair" if s is g.remap_failure
-                                      else "uncorrectable remapped rows changed more than once", ident))
+            ev.append(metric_evidence(ref, s, what, ident))
     ev += absence_evidence(facts, ROW_REMAP_FAILURE, ref, "a failed row remap in the week cannot be seen")
     ev += absence_evidence(facts, UNCORRECTABLE_REMAPPED_ROWS, ref, "growing uncorrectable memory cannot be seen")
+    ev += absence_evidence(facts, RETIRED_DBE, ref, "pages retired again and again (GPUs before Ampere) cannot be seen")
     serial = g.labels.uuid or f"GPU {g.labels.index}"
     ev.append(Evidence.field(ref, "thresholds", f">= {MIN_EVENTS} occurrences of Xid "
                              f"{'/'.join(str(x) for x in sorted(RMA_XIDS))} at least a day apart or on two nodes, "

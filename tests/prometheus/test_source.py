@@ -41,11 +41,12 @@ def test_facts_carry_the_promql_behind_every_sample(facts: Callable[[str], Metri
                                                      prometheus: Callable[[str], LocalPrometheus]) -> None:
     got = facts("fleet")
     assert got.url == prometheus("fleet").url
-    assert set(got.queries) == set(QUERIES) - {"xid_count"}  # its metric is absent: not even queried
+    assert set(got.queries) == set(QUERIES) - {"xid_count", "rma_retired_pages"}  # metric absent: not even queried
     for purpose, samples in got.samples.items():
         for s in samples:
             assert s.query in QUERIES[purpose]
-    assert got.absent == {"DCGM_EXP_XID_ERRORS_COUNT": "off in dcgm-exporter's default counters"}
+    assert got.absent == {"DCGM_EXP_XID_ERRORS_COUNT": "off in dcgm-exporter's default counters",
+                          "DCGM_FI_DEV_RETIRED_DBE": "off in dcgm-exporter's default counters"}
     assert got.errors == {}
     assert dataclasses.fields(MetricFacts)[1].metadata["sensitive"] is True  # url: redacted in bundles
 

@@ -27,6 +27,7 @@ GAP = "ip-10-0-2-28.ec2.internal"       # one Xid 48, held across a 40-minute sc
 MIG = "ip-10-0-2-29.ec2.internal"       # MIG GPU 0 (three GPU instances): Xid 79 five days and one day ago
 ROWS_JOBS = "ip-10-0-2-30.ec2.internal"  # uncorrectable remapped rows grew on two days, each time under a new job
 NVLINK5 = "ip-10-0-2-31.ec2.internal"    # GPU 3: NVLink5 Xid 145 (Blackwell's Xid 74) four days and a day ago
+PAGES = "ip-10-0-2-32.ec2.internal"      # T4 (page retirement, no row remapping): DBE pages retired on two days
 H100 = "NVIDIA H100 80GB HBM3"
 SHARED_UUID = "GPU-5f0e2a11-93c4-4d0b-8b7e-000000000005"
 
@@ -125,4 +126,8 @@ def week(now: float) -> str:
         series("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", labels,
                lambda a: 0 if a > 4 * DAY else 3 if a > 2 * DAY else 6, (start, stop))
     gpu(NVLINK5, 3, _episodes((145, 4 * DAY, 4 * DAY - 2 * h), (145, DAY, 0)))
+    # DCGM_FI_DEV_RETIRED_DBE (off in dcgm-exporter's default counters, here turned on): a Turing GPU retires
+    # a page per double-bit error, and exports no row remapping at all.
+    series("DCGM_FI_DEV_RETIRED_DBE", _labels(PAGES, 0) | {"modelName": "Tesla T4"},
+           lambda a: 0 if a > 5 * DAY else 1 if a > 2 * DAY else 3)
     return om.text()

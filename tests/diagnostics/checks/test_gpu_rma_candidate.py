@@ -10,7 +10,7 @@ import pytest
 from diagnostics import CheckStatus, ObjectRef, Report, Severity
 from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
 from tests.prometheus.week import (APP, CHURN, CLUSTER, GAP, MIG, NEW_HOST, OLD_HOST, ONCE, REMAP, REPEAT, ROWS,
-                                  NVLINK5, ROWS_JOBS, SHARED_UUID)
+                                  NVLINK5, PAGES, ROWS_JOBS, SHARED_UUID)
 
 
 def _findings(diagnose: Callable[..., Report]) -> dict[str, object]:
@@ -52,6 +52,11 @@ def test_memory_it_cannot_repair(diagnose: Callable[..., Report]) -> None:
     assert "uncorrectable remapped rows grew 2 times" in found[ROWS].title
     # The same growth when each step came under a new job's pod label (dcgm-exporter's pod mapper).
     assert "uncorrectable remapped rows grew 2 times" in found[ROWS_JOBS].title
+    # Before Ampere, memory is repaired by retiring pages: DCGM_FI_DEV_RETIRED_DBE grew on two days.
+    assert "pages retired for double-bit ECC errors grew 2 times" in found[PAGES].title
+    (pages,) = [e for e in found[PAGES].evidence if e.path.startswith("changes((max without(")
+                and "DCGM_FI_DEV_RETIRED_DBE" in e.path]
+    assert pages.note == "retired pages (double-bit ECC) changed more than once"
     # Not in the cluster and no cloud providerID: the vendor RMA route.
     assert "open an RMA with the vendor" in found[REMAP].remediation.text
 
@@ -60,7 +65,7 @@ def test_one_failure_or_application_xids_are_not_candidates(diagnose: Callable[.
     found = _findings(diagnose)
     assert ONCE not in found  # one Xid 79: a failure, not yet a pattern (GT704 reports it when recent)
     assert APP not in found   # Xid 13 every day is the job's bug
-    assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS, ROWS_JOBS, MIG, NVLINK5}
+    assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS, ROWS_JOBS, MIG, NVLINK5, PAGES}
 
 
 def test_a_held_xid_in_a_new_series_is_not_a_new_occurrence(diagnose: Callable[..., Report]) -> None:

@@ -146,9 +146,8 @@ def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
     Why it matters:
     A GPU that falls off the bus (Xid 79), loses memory (48, 63, 64, 92, 94, 95; 140 on Blackwell), its
     NVLink (74; 144-150 on Blackwell) or its firmware (119, 120) on one day and again days later is faulty
-    hardware: every reset or reboot
-    puts it back into service, jobs on it crash again, and in the cloud a replacement node may land on
-    the same host. The one-hour checks see each failure alone; this one reads a week of
+    hardware: every reset or reboot puts it back into service, jobs on it crash again, and in the cloud a
+    replacement node may land on the same host. The one-hour checks see each failure alone; this one reads a week of
     DCGM_FI_DEV_XID_ERRORS per GPU (by its UUID, so a GPU seen under a new node name is still one GPU),
     plus DCGM_FI_DEV_ROW_REMAP_FAILURE and DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS (and, for GPUs before
     Ampere, DCGM_FI_DEV_RETIRED_DBE when the exporter has it on), and lists the GPUs
@@ -156,6 +155,9 @@ def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
     last-Xid gauge, so the same Xid twice without a reboot in between counts once; a held Xid seen again
     under a new job's pod label (dcgm-exporter relabels every metric of a GPU with the pod holding it),
     after a scrape gap of under an hour, or on each MIG instance of one GPU is not counted again.
+    DCGM does not see every Xid: NVIDIA said in 2024 that DCGM could not report Xid 79, 119 and 120
+    (NVML limits; NVIDIA/DCGM#162), and some Xids never reach DCGM_FI_DEV_XID_ERRORS (NVIDIA/DCGM#235):
+    the kernel log of the node (`dmesg | grep -i xid`) is the full record.
 
     Fix:
     Take the GPU out of service: cordon and drain its node. In the cloud, replace the instance

@@ -46,7 +46,10 @@ class DiagnoseRun:
 
     @property
     def ok(self) -> bool:
-        return self.exit_code in (0, 3, 4) and not self.errored and not self.stderr.strip()
+        # A warning line is the verdict speaking (e.g. a pod with no spec is "pending, cause not
+        # determined", exit 4); anything else on stderr is a crash or internal noise.
+        noise = [ln for ln in self.stderr.splitlines() if ln.strip() and not ln.startswith("gputui: warning: ")]
+        return self.exit_code in (0, 3, 4) and not self.errored and not noise
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target or "cluster", "output": self.output, "exit_code": self.exit_code, "ok": self.ok,

@@ -50,7 +50,7 @@ def test_denied_resource_skips_exactly_its_checks(cluster: tuple[SimCluster, Pat
 
 
 def test_nodeclaim_checks_name_the_missing_permission(cluster: tuple[SimCluster, Path]) -> None:
-    """What a user reads for one real case (GT301-GT303, GT404 need NodeClaims)."""
+    """What a user reads for one real case (GT301-GT303, GT404 and GT503 need NodeClaims)."""
     sim, kubeconfig = cluster
     case = next(c for c in CASES if c.source == "nodeclaims" and c.denial == "forbidden")
     pm.deny(sim, case, True)
@@ -58,7 +58,7 @@ def test_nodeclaim_checks_name_the_missing_permission(cluster: tuple[SimCluster,
         result = pm.run_diagnose(kubeconfig, case)
     finally:
         pm.deny(sim, case, False)
-    assert sorted(result.skipped_right) == ["nodeclaim-launch-failed", "nodeclaim-not-initialized",
+    assert sorted(result.skipped_right) == ["gpu-workload-disruption", "nodeclaim-launch-failed", "nodeclaim-not-initialized",
                                             "nodeclaim-not-registered", "pod-waiting-for-nodeclaim"]
     assert result.source_detail == "list nodeclaims.karpenter.sh"
 

@@ -1154,12 +1154,26 @@ def _owner(rows: list[GpuRow], proc: GpuProcess) -> GpuRow | None:
 _DEBUG_MARKER_RE = re.compile(r"^=== gputui:[a-z-]+.* ===\s*$", re.MULTILINE)
 
 
+_LINE_PREFIXES = (
+    re.compile(r"^\[pod/[^\]\s]+\] ?"),
+    re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) ?"),
+    re.compile(r"^\([^()]*\bpid=\d+[^()]*\) ?"),
+)
+"""What log tools put before every line: `kubectl logs --prefix` (`[pod/NAME/CONTAINER] `), `kubectl logs
+--timestamps` (RFC 3339, blank lines too), and Ray's `(task, pid=N) `, in the order they nest."""
+
+
 def _unquote(text: str) -> str:
-    """Text pasted into a ticket or chat: `> `-quoted (e-mail, Markdown) or indented as a block."""
+    """Text pasted into a ticket or chat: `> `-quoted (e-mail, Markdown), prefixed by the log tool that
+    printed it, or indented as a block."""
     lines = text.splitlines()
     body = [line for line in lines if line.strip()]
     if body and all(line.lstrip().startswith(">") for line in body):
         lines = [re.sub(r"^\s*>+ ?", "", line) for line in lines]
+    for prefix in _LINE_PREFIXES:
+        body = [line for line in lines if line.strip()]
+        if body and all(prefix.match(line) for line in body):
+            lines = [prefix.sub("", line, count=1) for line in lines]
     return textwrap.dedent("\n".join(lines)) + ("\n" if text.endswith("\n") else "")
 
 

@@ -77,6 +77,23 @@ def test_quoted_table_is_read(capsys: Capsys, tmp_path: Path) -> None:
     assert (gpu["name"], gpu["memory_total_mib"], gpu["temperature_c"]) == ("NVIDIA H100 80GB HBM3", 81559, 59)
 
 
+@pytest.mark.parametrize("prefix", [
+    # `kubectl logs --timestamps` (RFC3339Nano before every line, blank ones too), `kubectl logs --prefix`,
+    # both at once, and Ray's per-task prefix (as in a public SkyPilot/Ray log of `nvidia-smi`).
+    lambda i: f"2026-11-26T20:1{i % 10}:0{i % 6}.{i:09d}Z ",
+    lambda i: "[pod/gputui-debug-7f3k2/nvidia-smi] ",
+    lambda i: f"[pod/gputui-debug-7f3k2/nvidia-smi] 2026-11-26T20:15:00.{i:06d}+00:00 ",
+    lambda i: "(task, pid=7059) ",
+])
+def test_log_line_prefixes_are_read(capsys: Capsys, tmp_path: Path, prefix) -> None:  # type: ignore[no-untyped-def]
+    log = debug_log_for("h100")
+    plain_code, plain = _json(capsys, tmp_path, log)
+    prefixed = "".join(f"{prefix(i)}{line}\n" for i, line in enumerate(log.splitlines()))
+    code, data = _json(capsys, tmp_path, prefixed)
+    assert (code, data["worst"], data["report"]["gpus"]) == (plain_code, plain["worst"], plain["report"]["gpus"])  # type: ignore[index]
+    assert data["report"]["source_format"] == "debug-pod"  # type: ignore[index]
+
+
 def test_headerless_csv_with_unknown_columns_is_could_not_read(capsys: Capsys, tmp_path: Path) -> None:
     # `--format=csv,noheader` of a field list gputui cannot know: the columns cannot be named.
     rows = capture_query("h100", "query-gpu", ("index", "name", "temperature.gpu", "memory.used")) + "\n"

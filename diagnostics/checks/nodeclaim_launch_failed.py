@@ -74,8 +74,12 @@ FIXES: dict[str, LaunchFix] = {
     "Unauthorized": LaunchFix(
         "the Karpenter controller's IAM role is not allowed to launch the instance (a permission its policies lack, "
         "or an explicit deny in them)",
-        "Add the missing EC2 permission to the Karpenter controller role; the message names the denied action.",
-        ("kubectl -n \"${{KARPENTER_NAMESPACE:-kube-system}}\" get serviceaccount karpenter -o yaml",
+        "Add the missing permission to the Karpenter controller role. Karpenter's condition does not name the "
+        "denied action (ec2:CreateFleet, ec2:RunInstances, iam:PassRole ...): its log line 'failed launching "
+        "nodeclaim' and CloudTrail do.",
+        ("kubectl logs -n \"${{KARPENTER_NAMESPACE:-kube-system}}\" -l app.kubernetes.io/name=karpenter --tail=500 "
+         "| grep -i 'not authorized'",
+         "kubectl -n \"${{KARPENTER_NAMESPACE:-kube-system}}\" get serviceaccount karpenter -o yaml",
          "aws cloudtrail lookup-events --lookup-attributes AttributeKey=EventName,AttributeValue=CreateFleet "
          "--max-results 5")),
     "VCPULimitExceeded": LaunchFix(
@@ -186,6 +190,15 @@ _MESSAGE_HINTS = (
     ("InsufficientFreeAddressesInSubnet", "InsufficientFreeAddressesInSubnet"),
     ("RequestLimitExceeded", "RequestLimitExceeded"),
 )
+_UNAUTHORIZED_MESSAGES = (
+    ("due to a service control policy", "SCPDeny"),
+    ("due to a permission boundary", "BoundaryDeny"),
+    ("explicit deny in a service control policy", "SCPDeny"),
+    ("explicit deny in a permissions boundary", "BoundaryDeny"),
+)
+"""What Karpenter's `Unauthorized` reason carries: `User is not authorized to perform this operation due to a service
+control policy` / `... due to a permission boundary` (aws/karpenter-provider-aws pkg/errors/errors.go ToReasonMessage),
+or the raw AWS text on older releases."""
 _GENERIC = LaunchFix(
     "the cloud provider rejected the launch",
     "Read the message and the Karpenter controller log for the failing EC2 call.",
@@ -204,6 +217,11 @@ def is_capacity_error(claim: NodeClaim, snap: Snapshot) -> bool:
 
 def fix_for(reason: str, message: str) -> tuple[str, LaunchFix]:
     """The known cause for a Launched reason (or, for LaunchFailed, for what its raw error says)."""
+    if reason == "Unauthorized":
+        # aws pkg/errors ToReasonMessage keeps the policy type of an explicit deny only in its own message.
+        for needle, mapped in _UNAUTHORIZED_MESSAGES:
+            if needle in message.lower():
+                return mapped, FIXES[mapped]
     if reason in FIXES:
         return reason, FIXES[reason]
     for needle, mapped in _MESSAGE_HINTS:

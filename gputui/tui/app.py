@@ -610,7 +610,10 @@ class GputuiApp(App[int]):
             self.show_view("findings")
 
     def action_rerun(self) -> None:
+        """`r`: the checks now, and a round of Prometheus / AWS queries (the README promised both)."""
         self._rerun = True
+        if self.session is not None:
+            self.session.refresh()  # wakes the pollers' threads; nothing waits here
         self._poll()
 
     def action_export(self) -> None:

@@ -85,15 +85,17 @@ def sight(snap: Snapshot | None, *, namespace: str | None = None) -> Sight:
     if loading and not reasons:
         level = max(level, WARN, key=_rank)
         reasons.append(f"Still loading: {_names(loading)}.")
+    other_stale = False
     for s in other:
         if s.state in (SourceState.UNREACHABLE, SourceState.STALE, SourceState.FORBIDDEN):
+            other_stale = True
             level = max(level, WARN, key=_rank)
             when = f" since {_clock(s.updated_at)}" if s.state is SourceState.STALE else ""
             reasons.append(f"{s.name} {s.state.value}{when}" + (f" ({s.detail})" if s.detail else "")
                            + ": the checks that need it are skipped or read old data.")
     if core_down or (unreachable and not kube_usable(kube)):
         mark = "● unreachable"
-    elif stale:
+    elif stale or other_stale:
         mark = "● stale"
     elif forbidden or unreachable or partial:
         mark = "● limited"

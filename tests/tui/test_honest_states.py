@@ -148,3 +148,37 @@ async def test_a_namespace_limited_user_sees_its_namespace_and_is_told_what_it_c
         app.open_ref(ObjectRef("Pod", name, ns))
         await settle(pilot)
         assert "Recent events (0)" not in screen_text(app)
+
+
+async def test_a_prometheus_that_stops_answering_turns_stale_in_yellow(start_sim: StartSim, tmp_path: Path) -> None:
+    """The metric checks read old facts (or none): the dot, the header and a banner say so."""
+    from gputui.kubeapi import Api, load
+    from gputui.live import LiveSession
+    from gputui.sources.prometheus import PrometheusSettings
+    from gputui.sources.prometheus_demo import start_demo_prometheus
+    from gputui.tui.app import GputuiApp
+    from tests.prometheus.conftest import require_prometheus
+
+    require_prometheus()
+    sim, kubeconfig = start_sim()
+    assert sim.scenario is not None
+    started = start_demo_prometheus([o for objs in sim.scenario.objects.values() for o in objs], workdir=tmp_path)
+    assert started is not None
+    url, stop = started
+    try:
+        client, info = load(str(kubeconfig))
+        session = LiveSession(Api(client), info, prometheus=PrometheusSettings(url=url, interval=600, timeout=2))
+        app = GputuiApp(session=session, title="test")
+        async with app.run_test(size=(160, 45)) as pilot:
+            await settle(pilot)
+            await wait_for(pilot, lambda: "prometheus" not in screen_text(app).splitlines()[-2], 15)
+            assert str(app.screen.query_one(StatusLine).render()).startswith("● live")
+            stop()
+            await pilot.press("r")  # a round now: Prometheus is gone
+            await wait_for(pilot, lambda: "prometheus stale since" in screen_text(app), 20)
+            text = screen_text(app)
+            assert text.splitlines()[1].startswith(" ! prometheus stale since")  # under the header
+            assert str(app.screen.query_one(StatusLine).render()).startswith("● stale")
+            assert app.screen.has_class("-sight-warn") and "● live" not in text
+    finally:
+        stop()

@@ -47,6 +47,8 @@ class Layer:
     """GPU Operator gate label (`nvidia.com/gpu.deploy.<x>`), "" outside the operator."""
     registers: bool = False
     """This layer registers the accelerators with the kubelet (the device plugin)."""
+    images: tuple[str, ...] = ()
+    """Image repositories that implement it whatever the DaemonSet is called (an operator names it after its CR)."""
 
 
 OPERATOR_LAYERS = (
@@ -64,11 +66,15 @@ GKE_LAYERS = (
     Layer("device plugin", ("nvidia-gpu-device-plugin",), registers=True),
 )
 NEURON_LAYERS = (Layer("device plugin", ("neuron-device-plugin",), registers=True),)
-AMD_LAYERS = (Layer("device plugin", ("amdgpu-device-plugin", "amd-gpu-device-plugin"), registers=True),)
+AMD_LAYERS = (Layer("device plugin", ("amdgpu-device-plugin", "amd-gpu-device-plugin"), registers=True,
+                    images=("rocm/k8s-device-plugin",)),)
+"""ROCm/k8s-device-plugin's manifests name it amdgpu-device-plugin-daemonset; the AMD GPU Operator names it
+`<DeviceConfig>-device-plugin` (ROCm/gpu-operator internal/plugin/plugin.go), same image. The node labeller ships
+in that image too (tag labeller-*) and registers nothing."""
 DRA_LAYERS = (Layer("DRA kubelet plugin", ("nvidia-dra-driver-gpu-kubelet-plugin", "dra-driver-nvidia-gpu-kubelet-plugin"),
                     registers=True),)
 
-_NOT_GPU = ("efa", "sriov", "rdma", "mps-control", "feature-discovery")
+_NOT_GPU = ("efa", "sriov", "rdma", "mps-control", "feature-discovery", "labeller")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +143,16 @@ def _ds_named(snap: Snapshot, layer: Layer) -> list[DaemonSet]:
         if any(name == n or name.startswith(n) or (n.endswith("-") and n in name) or name.endswith("-" + n)
                for n in layer.names):
             out.append(ds)
+        elif layer.images and any(_repository(i).endswith(layer.images) for i in ds.images):
+            out.append(ds)
     return out
+
+
+def _repository(image: str) -> str:
+    """`registry:5000/rocm/k8s-device-plugin` from `registry:5000/rocm/k8s-device-plugin:latest` (or `@sha256:...`)."""
+    repo = image.lower().split("@", 1)[0]
+    head, _, tag = repo.rpartition(":")
+    return head if head and "/" not in tag else repo
 
 
 def _host_plugin(node: Node, vendor: str) -> str:

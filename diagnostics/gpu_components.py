@@ -32,8 +32,9 @@ def _matches(ds: DaemonSet, hints: Iterable[str]) -> bool:
 def device_plugin_daemonsets(snap: Snapshot) -> list[DaemonSet]:
     # GPU Feature Discovery and the MPS control daemon ship in the k8s-device-plugin image but
     # register no resources (the MPS one runs only on nodes labelled nvidia.com/mps.capable=true).
+    # The AMD node labeller ships in the rocm/k8s-device-plugin image (tag labeller-*) and registers nothing either.
     return [ds for ds in snap.daemonsets if _matches(ds, DEVICE_PLUGIN_HINTS)
-            and not any(x in ds.meta.name.lower() for x in ("feature-discovery", "mps-control"))]
+            and not any(x in ds.meta.name.lower() for x in ("feature-discovery", "mps-control", "labeller"))]
 
 
 def operator_daemonsets(snap: Snapshot) -> list[DaemonSet]:

@@ -292,7 +292,9 @@ def node_should_have_gpus(node: Node, claim: NodeClaim | None = None) -> float:
         return float(known[1])
     if any(t.key in ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron") for t in node.taints):
         return max(1.0, accelerator_total(node.capacity))
-    if labels.get("cloud.google.com/gke-accelerator") or labels.get("nvidia.com/gpu.present") == "true":
+    # NFD's AMD rule label is the AMD GPU Operator's node selector (ROCm/gpu-operator DeviceConfig default).
+    if labels.get("cloud.google.com/gke-accelerator") or labels.get("nvidia.com/gpu.present") == "true" \
+            or labels.get("feature.node.kubernetes.io/amd-gpu") == "true":
         return max(1.0, accelerator_total(node.capacity))
     return 0.0
 

@@ -40,3 +40,71 @@ def test_karpenter_unauthorized_without_a_policy_type_does_not_promise_the_actio
     assert "the Karpenter controller's IAM role is not allowed" in f.title
     assert "the message names the denied action" not in f.remediation.text
     assert any("karpenter" in cmd and "logs" in cmd for cmd in f.remediation.commands), f.remediation.commands
+
+
+AMD_OPERATOR_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: mi300x-node-01
+  creationTimestamp: "2026-08-21T08:00:00Z"
+  labels:
+    feature.node.kubernetes.io/amd-gpu: "true"
+    node.kubernetes.io/instance-type: bare-metal
+spec: {}
+status:
+  conditions: [{type: Ready, status: "True"}]
+  capacity: {cpu: "192"}
+  allocatable: {cpu: "190"}
+"""
+
+
+def amd_operator_ds(name: str, image: str, container: str) -> str:
+    """ROCm/gpu-operator internal/plugin/plugin.go, nodelabeller.go (6df13c17): DaemonSets `<DeviceConfig>-device-plugin`
+    and `<DeviceConfig>-node-labeller` in the operator's namespace, pods labelled daemonset-name=<DeviceConfig>."""
+    return f"""
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {{name: {name}, namespace: kube-amd-gpu}}
+spec:
+  selector: {{matchLabels: {{daemonset-name: gpu-cluster}}}}
+  template:
+    spec:
+      nodeSelector: {{feature.node.kubernetes.io/amd-gpu: "true"}}
+      containers: [{{name: {container}, image: "{image}"}}]
+status: {{desiredNumberScheduled: 1, numberReady: 0}}
+"""
+
+
+def test_amd_gpu_operator_device_plugin_is_recognised() -> None:
+    """A DeviceConfig named gpu-cluster runs `gpu-cluster-device-plugin` (image rocm/k8s-device-plugin): not 'no AMD
+    device plugin', and never the standalone manifest on top of it."""
+    plugin = amd_operator_ds("gpu-cluster-device-plugin", "rocm/k8s-device-plugin:latest", "device-plugin")
+    labeller = amd_operator_ds("gpu-cluster-node-labeller", "rocm/k8s-device-plugin:labeller-latest", "node-labeller")
+    crash = f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: gpu-cluster-device-plugin-x2k9p
+  namespace: kube-amd-gpu
+  ownerReferences: [{{apiVersion: apps/v1, kind: DaemonSet, name: gpu-cluster-device-plugin, uid: u1}}]
+spec: {{nodeName: mi300x-node-01, containers: [{{name: device-plugin, image: x}}]}}
+status:
+  phase: Running
+  containerStatuses:
+  - name: device-plugin
+    ready: false
+    restartCount: 4
+    state: {{waiting: {{reason: CrashLoopBackOff}}}}
+    lastState:
+      terminated:
+        exitCode: 2
+        reason: Error
+        message: "F0821 09:51:02.118530       1 amdgpu.go:83] amdgpu driver unavailable. exiting with exit code 2."
+"""
+    snap = snapshot(AMD_OPERATOR_NODE, plugin, labeller, crash)
+    (f,) = [f for f in run(snap, only=["gpu-not-advertised"]).findings if f.subject.name == "mi300x-node-01"]
+    assert "no AMD device plugin" not in f.title, f.title
+    assert "gpu-cluster-device-plugin pod gpu-cluster-device-plugin-x2k9p" in f.title, f.title
+    assert "the amdgpu kernel driver is not loaded" in f.title
+    assert not any("k8s-ds-amdgpu-dp.yaml" in c for c in f.remediation.commands)

@@ -34,7 +34,7 @@ from diagnostics.timeutil import human_age
 _SEVERITY = {"warning": Severity.WARNING, "error": Severity.ERROR, "critical": Severity.CRITICAL}
 
 # Flag codes (gputui.debugpod.health) -> what the title says and which fix applies.
-_REPLACE, _RESET, _WATCH = "replace", "reset", "watch"
+_REPLACE, _RESET, _WATCH, _SCHEDULE = "replace", "reset", "watch", "schedule"
 _FLAGS: Mapping[str, tuple[str, str]] = {
     "driver-not-loaded": ("the NVIDIA driver is not loaded (nvidia-smi exit 9): no GPU pod can run here", _REPLACE),
     "driver-library-mismatch": ("the NVIDIA driver and its library differ in version (upgraded without a reboot)",
@@ -44,7 +44,7 @@ _FLAGS: Mapping[str, tuple[str, str]] = {
     "gpu-requires-reset": ("{gpus} need a GPU reset before use", _RESET),
     "ecc-uncorrected": ("{gpus} reported uncorrectable ECC errors since the driver loaded", _RESET),
     "row-remap-failure": ("{gpus}: row remapping failed, the memory can no longer be repaired (RMA)", _REPLACE),
-    "row-remap-pending": ("{gpus}: a memory row remap is pending until the GPU is reset", _RESET),
+    "row-remap-pending": ("{gpus}: a memory row remap is pending until the GPU is reset", _SCHEDULE),
     "retired-pages-pending": ("{gpus}: memory pages are waiting to be retired until the GPU is reset", _RESET),
     "recovery-action": ("the driver asks for a recovery action on {gpus}", _RESET),
     "inforom-corrupted": ("a GPU's infoROM is corrupted (nvidia-smi exit 14): replace the GPU", _REPLACE),
@@ -271,6 +271,17 @@ def _flag_finding(snap: Snapshot, result: _Result, node: Node | None, claim: Nod
         indexes = sorted({f.gpu_index for f in flags if f.gpu_index is not None})
         remedy = (f"Cordon and drain {result.node}, then reset {gpus if indexes else 'the GPUs'} (no process may "
                   f"hold it) or reboot the node; replace the node if the problem comes back.{impact}")
+        for i in indexes:
+            commands.append(f"kubectl debug node/{result.node} -it --profile=sysadmin --image=busybox -- "
+                            f"chroot /host nvidia-smi -r -i {i}")
+    elif fix == _SCHEDULE:
+        # NVIDIA: a pending row remap is applied at the next reset; error containment and dynamic page
+        # offlining keep the row out of use until then (NVML nvmlDeviceGetRemappedRows).
+        indexes = sorted({f.gpu_index for f in flags if f.gpu_index is not None})
+        remedy = (f"Not urgent: jobs on {gpus if indexes else 'the GPUs'} keep running correctly, the bad row is kept "
+                  f"out of use until the next reset. When the GPU is free (or at the next maintenance), drain "
+                  f"{result.node} and reset it (or reboot the node) to apply the remap; remaps that keep coming "
+                  f"make the GPU an RMA candidate (gpu-rma-candidate).{impact}")
         for i in indexes:
             commands.append(f"kubectl debug node/{result.node} -it --profile=sysadmin --image=busybox -- "
                             f"chroot /host nvidia-smi -r -i {i}")

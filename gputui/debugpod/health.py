@@ -277,9 +277,10 @@ def _gpu_flags(gpu: GpuRow) -> list[HealthFlag]:
             HealthFlag(
                 i,
                 "row-remap-pending",
-                "error",
-                f"{label} has a row remap pending: reset the GPU (or reboot the node) to apply it; until "
-                "then the faulty memory row stays in use.",
+                "warning",
+                f"{label} has a row remap pending: it is applied at the next GPU reset (or node reboot). Until "
+                "then error containment and dynamic page offlining keep the bad row out of use, so running and "
+                "new jobs are not affected: reset the GPU when it is next free.",
                 "remapped_rows.pending",
                 "Yes",
             )

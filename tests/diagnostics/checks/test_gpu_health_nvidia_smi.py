@@ -106,6 +106,15 @@ def test_passes_on_the_mig_capture() -> None:
     assert result.status is CheckStatus.PASSED
 
 
+def test_pending_row_remap_is_a_reset_to_schedule() -> None:
+    log = with_cells(debug_log_for("h100"), {"remapped_rows.pending": "Yes"})
+    result = gt801(NODE, CLAIM, TRAINER, reports={NODE_NAME: result_json(log)})
+    (f,) = result.findings
+    assert f.severity is Severity.WARNING
+    assert "not urgent" in f.remediation.text.lower() and "next reset" in f.remediation.text
+    assert any(c.endswith("nvidia-smi -r -i 0") for c in f.remediation.commands)
+
+
 def test_failed_row_remap_is_critical_and_names_the_gpu_and_the_pods() -> None:
     log = with_cells(debug_log_for("h100"), {"remapped_rows.failure": "Yes",
                                              "ecc.errors.uncorrected.volatile.total": "2"})

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from diagnostics.gpu_components import host_evidence, plugin_on_host, pod_of, untolerated_taints
+from diagnostics.gpu_components import host_evidence, os_image, plugin_on_host, pod_of, untolerated_taints
 from diagnostics.matching import node_matches
 from diagnostics.model import Evidence, EvidenceKind
 from diagnostics.records import ContainerState, DaemonSet, Event, Node, Pod, Taint, accelerator_total
@@ -180,10 +180,10 @@ def node_stack(snap: Snapshot, node: Node) -> Stack:
     host = _host_plugin(node, vendor)
     if host:
         return Stack(vendor, "host", platform, "nvidia.com/gpu", (), host=host)
-    if platform == "gke" and node.labels.get("gke-no-default-nvidia-gpu-device-plugin") != "true":
+    if platform == "gke" and node.labels.get(GKE_NO_PLUGIN) != "true":
         # Managed drivers are installed by an init container of the plugin pod; a node without
         # `cloud.google.com/gke-gpu-driver-version` relies on the nvidia-driver-installer DaemonSet.
-        layers = GKE_LAYERS if not node.labels.get("cloud.google.com/gke-gpu-driver-version") else GKE_LAYERS[1:]
+        layers = GKE_LAYERS if not node.labels.get(GKE_DRIVER_LABEL) else GKE_LAYERS[1:]
         return Stack(vendor, "gke", platform, "nvidia.com/gpu", layers)
     if any(_ds_named(snap, layer) for layer in OPERATOR_LAYERS[:3]):
         return Stack(vendor, "gpu-operator", platform, "nvidia.com/gpu", OPERATOR_LAYERS)
@@ -399,6 +399,8 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
     if not snap.status("daemonsets").state.usable:
         return Diagnosis(stack, "unknown", "device plugin state unknown (" + snap.status("daemonsets").reason() + ")",
                          (), (), "Grant read access to DaemonSets to see which layer is broken.")
+    if stack.provider == "none" and node.labels.get(GKE_NO_PLUGIN) == "true":
+        return _gke_plugin_turned_off(snap, node, stack)
     if stack.provider == "none":
         what = f"{stack.vendor_name} device plugin" + (" or GPU Operator" if stack.vendor == NVIDIA else "")
         return Diagnosis(stack, "device plugin", f"no {what} DaemonSet in the cluster: nothing registers {stack.resource}",
@@ -410,6 +412,8 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
     for layer in stack.layers:
         daemonsets = _ds_named(snap, layer)
         if not daemonsets:
+            if stack.provider == "gke" and layer.name == "driver installer" and not node.name.startswith("gk3-"):
+                return _gke_no_driver(snap, node, stack)
             if stack.provider == "dra":
                 break  # a DRA driver GKE (or another platform) manages: its devices are ResourceSlices
             if layer.registers:
@@ -440,6 +444,51 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
                                                                      f"--field-selector spec.nodeName={node.name}",),
                          "Nothing to fix: pods get these GPUs through ResourceClaims.", elsewhere=True)
     return _running_but_silent(snap, node, stack)
+
+
+GKE_NO_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
+GKE_DRIVER_LABEL = "cloud.google.com/gke-gpu-driver-version"
+GKE_INSTALLER = "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/master/" \
+    "nvidia-driver-installer/{os}/daemonset-preloaded.yaml"
+
+
+def _gke_no_driver(snap: Snapshot, node: Node, stack: Stack) -> Diagnosis:
+    """A GKE GPU node pool created without a driver version (GPUDriverVersion unspecified: "not to install any GPU
+    driver"; INSTALLATION_DISABLED: "needs manual installation") and no installer DaemonSet: GKE's plugin waits
+    silently for /dev/nvidiactl (container-engine-accelerators cmd/nvidia_gpu), so only the missing driver explains it."""
+    cluster, pool, accel = _gke_target(snap, node)
+    os_name = "ubuntu" if "ubuntu" in os_image(node).lower() else "cos"
+    return Diagnosis(
+        stack, "driver installer",
+        f"no NVIDIA driver: the node pool does not install one (no {GKE_DRIVER_LABEL} label) and no "
+        "nvidia-driver-installer DaemonSet is deployed",
+        (Evidence.absence(node.ref, f"metadata.labels[{GKE_DRIVER_LABEL}]",
+                          note="GKE installs the driver only on node pools created with gpu-driver-version"),
+         Evidence.absence(None, "DaemonSet kube-system/nvidia-driver-installer",
+                          note="installs the driver on nodes without that label")),
+        (f"kubectl apply -f {GKE_INSTALLER.format(os=os_name)}",
+         f"gcloud container node-pools update {pool} --cluster {cluster} --accelerator {accel},gpu-driver-version=default"),
+        "Install the driver: apply GKE's nvidia-driver-installer DaemonSet for the node image, or let GKE manage the "
+        "driver (gpu-driver-version=default on the node pool). GKE's device plugin registers the GPUs once it is there.")
+
+
+def _gke_plugin_turned_off(snap: Snapshot, node: Node, stack: Stack) -> Diagnosis:
+    """`gke-no-default-nvidia-gpu-device-plugin=true` keeps GKE's plugin off (GKE's DRA and GPU Operator set-ups), so
+    turning GKE's driver installation on brings nothing back: the plugin it was set for is missing."""
+    cluster, pool, _ = _gke_target(snap, node)
+    return Diagnosis(
+        stack, "device plugin",
+        f"GKE's device plugin is turned off on this node ({GKE_NO_PLUGIN}=true) and no NVIDIA device plugin, GPU "
+        "Operator or DRA driver DaemonSet runs in the cluster: nothing registers its GPUs",
+        (Evidence.field(node.ref, f"metadata.labels[{GKE_NO_PLUGIN}]", "true",
+                        note="GKE does not run its NVIDIA device plugin on this node"),
+         Evidence.absence(None, "DaemonSets of the NVIDIA device plugin, GPU Operator or DRA driver")),
+        ("kubectl get daemonsets -A -o wide",
+         f"gcloud container node-pools describe {pool} --cluster {cluster} "
+         "--format='value(config.labels,config.accelerators)'"),
+        f"Install what the {GKE_NO_PLUGIN} label was set for (the NVIDIA GPU Operator or the NVIDIA DRA driver, "
+        f"with a driver on the node), or drop the label from the node pool's Kubernetes labels to get GKE's managed "
+        "device plugin back.")
 
 
 def _running_but_silent(snap: Snapshot, node: Node, stack: Stack) -> Diagnosis:

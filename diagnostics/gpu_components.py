@@ -42,7 +42,7 @@ def operator_daemonsets(snap: Snapshot) -> list[DaemonSet]:
     return [ds for ds in snap.daemonsets if _matches(ds, OPERATOR_HINTS) and ds.ref not in plugins]
 
 
-def _os_image(node: Node) -> str:
+def os_image(node: Node) -> str:
     status = node.obj.get("status")
     info = status.get("nodeInfo") if isinstance(status, Mapping) else None
     return str(info.get("osImage") or "") if isinstance(info, Mapping) else ""
@@ -56,7 +56,7 @@ def plugin_on_host(node: Node) -> str:
     """
     if node.labels.get("eks.amazonaws.com/compute-type") == "auto":
         return "EKS Auto Mode"
-    if "bottlerocket" not in _os_image(node).lower() or _is_neuron(node):  # its NVIDIA variants only
+    if "bottlerocket" not in os_image(node).lower() or _is_neuron(node):  # its NVIDIA variants only
         return ""
     return "Bottlerocket"
 
@@ -71,7 +71,7 @@ def host_evidence(node: Node, host: str, note: str) -> Evidence:
     """What `plugin_on_host` read to answer `host`."""
     if host == "EKS Auto Mode":
         return Evidence.field(node.ref, "metadata.labels[eks.amazonaws.com/compute-type]", "auto", note=note)
-    return Evidence.field(node.ref, "status.nodeInfo.osImage", _os_image(node), note=note)
+    return Evidence.field(node.ref, "status.nodeInfo.osImage", os_image(node), note=note)
 
 
 def untolerated_taints(ds: DaemonSet, node: Node) -> list[Taint]:

@@ -108,3 +108,83 @@ status:
     assert "gpu-cluster-device-plugin pod gpu-cluster-device-plugin-x2k9p" in f.title, f.title
     assert "the amdgpu kernel driver is not loaded" in f.title
     assert not any("k8s-ds-amdgpu-dp.yaml" in c for c in f.remediation.commands)
+
+
+GKE_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: gke-ml-t4-pool-1a2b3c4d-q8w2
+  creationTimestamp: "2026-08-21T09:20:00Z"
+  labels:
+    cloud.google.com/gke-nodepool: t4-pool
+    cloud.google.com/gke-accelerator: nvidia-tesla-t4
+    cloud.google.com/gke-accelerator-count: "1"
+    node.kubernetes.io/instance-type: n1-standard-8
+    topology.kubernetes.io/region: us-central1
+spec:
+  providerID: gce://ml-prod/us-central1-a/gke-ml-t4-pool-1a2b3c4d-q8w2
+  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+status:
+  conditions: [{type: Ready, status: "True"}]
+  nodeInfo: {osImage: Container-Optimized OS from Google}
+  capacity: {cpu: "8"}
+  allocatable: {cpu: "7910m"}
+"""
+
+GKE_PLUGIN = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-gpu-device-plugin-small-cos, namespace: kube-system, labels: {k8s-app: nvidia-gpu-device-plugin}}
+spec:
+  selector: {matchLabels: {k8s-app: nvidia-gpu-device-plugin}}
+  template:
+    spec:
+      tolerations: [{operator: Exists}]
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: cloud.google.com/gke-accelerator, operator: Exists}
+      containers: [{name: nvidia-gpu-device-plugin, image: gcr.io/gke-release/nvidia-gpu-device-plugin}]
+status: {desiredNumberScheduled: 1, numberReady: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nvidia-gpu-device-plugin-small-cos-x7k2p
+  namespace: kube-system
+  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: nvidia-gpu-device-plugin-small-cos, uid: u1}]
+spec: {nodeName: gke-ml-t4-pool-1a2b3c4d-q8w2, containers: [{name: nvidia-gpu-device-plugin, image: x}]}
+status:
+  phase: Running
+  containerStatuses:
+  - {name: nvidia-gpu-device-plugin, ready: true, restartCount: 0, state: {running: {startedAt: "2026-08-21T09:21:00Z"}}}
+"""
+
+
+def test_gke_node_pool_without_a_driver_and_without_the_installer_is_told_to_install_a_driver() -> None:
+    """No `cloud.google.com/gke-gpu-driver-version` label: GKE installs no driver (GPUDriverVersion unspecified = 'not
+    to install any GPU driver', INSTALLATION_DISABLED = 'needs manual installation'); the installer DaemonSet of
+    container-engine-accelerators selects exactly these nodes. Without it the GKE plugin polls /dev/nvidiactl silently
+    (cmd/nvidia_gpu): recreating the node changes nothing."""
+    (f,) = run(snapshot(GKE_NODE, GKE_PLUGIN), only=["gpu-not-advertised"]).findings
+    assert "nvidia-driver-installer" in f.title and "no NVIDIA driver" in f.title, f.title
+    cmds = " ".join(f.remediation.commands)
+    assert ("kubectl apply -f https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/master/"
+            "nvidia-driver-installer/cos/daemonset-preloaded.yaml") in cmds
+    assert ("gcloud container node-pools update t4-pool --cluster ml --location us-central1 "
+            "--accelerator type=nvidia-tesla-t4,count=1,gpu-driver-version=default") in cmds
+    assert "delete its VM" not in f.remediation.text and "kubectl drain" not in cmds
+
+
+def test_gke_node_without_gkes_plugin_on_purpose_is_not_told_to_turn_on_gke_drivers() -> None:
+    """`gke-no-default-nvidia-gpu-device-plugin=true` (GKE docs: set up DRA / the NVIDIA GPU Operator) keeps GKE's
+    plugin off whatever the driver version: the fix is the plugin the label was set for, or dropping the label."""
+    labelled = GKE_NODE.replace("cloud.google.com/gke-nodepool: t4-pool",
+                                'cloud.google.com/gke-nodepool: t4-pool\n    gke-no-default-nvidia-gpu-device-plugin: "true"')
+    (f,) = run(snapshot(labelled, GKE_PLUGIN), only=["gpu-not-advertised"]).findings
+    assert "gke-no-default-nvidia-gpu-device-plugin=true" in f.title, f.title
+    assert not any("gpu-driver-version=default" in c for c in f.remediation.commands), f.remediation.commands
+    assert "gke-no-default-nvidia-gpu-device-plugin" in f.remediation.text

@@ -635,7 +635,7 @@ class GputuiApp(App[int]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for view, what in (("nodes", "GPU nodes table"), ("nodeclaims", "NodeClaims table"),
-                           ("pods", "pending GPU pods table"), ("nodepools", "NodePools table"),
+                           ("pods", "GPU pods view (running and pending)"), ("nodepools", "NodePools table"),
                            ("overview", "all tables")):
             yield SystemCommand(f"Jump: {view}", f"Show the {what} (:{view})",
                                 lambda v=view: self.show_view(v))  # type: ignore[misc]
@@ -646,8 +646,12 @@ class GputuiApp(App[int]):
                             lambda: self._screen_action("filter"))
         yield SystemCommand("YAML of selected object", "Fetch and show the full YAML (y)",
                             lambda: self._screen_action("yaml"))
+        yield SystemCommand("Describe selected object", "The object and its events, as kubectl describe (d)",
+                            lambda: self._screen_action("describe"))
+        yield SystemCommand("Logs of selected object", "A pod's log; a node's GPU plugin and Karpenter lines (l)",
+                            lambda: self._screen_action("logs"))
         if not self.read_only:
-            yield SystemCommand("Debug pod on selected node", "Run nvidia-smi on the node in a debug pod (d)",
+            yield SystemCommand("Debug pod on selected node", "Run nvidia-smi on the node in a debug pod (Ctrl+D)",
                                 lambda: self._screen_action("debug"))
         yield SystemCommand("Export bundle", "Write a redacted diagnostic bundle for a ticket (e)",
                             self.action_export)

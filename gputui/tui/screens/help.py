@@ -15,22 +15,28 @@ from diagnostics.model import Severity
 from gputui.tui.cells import SEVERITY_STYLE, health
 
 KEYS: tuple[tuple[str, str], ...] = (
-    (":", "jump to a view: nodes, nodeclaims, pods, nodepools, findings (or `node NAME`, `pod NS/NAME`)"),
+    (":", "jump to a view: nodes, nodeclaims, pods (every GPU pod), pending, nodepools, findings, "
+          "`node NAME`, `pod NS/NAME`; `ctx [NAME]` / `ns [NAME]` switch context / namespace"),
     ("/", "filter the tables: text, or a label `key=value` (`karpenter.sh/nodepool=gpu`); Esc clears"),
     ("Enter", "drill down: finding -> evidence and fix; row -> details; related object -> its details"),
-    ("Esc", "back (or restore a maximized table, or clear the filter)"),
+    ("Esc", "clear the filter first, then restore a maximized table, then back"),
+    ("j / k", "down / up (as in k9s and vi)"),
     ("Tab / Shift+Tab", "next / previous table"),
-    ("Left / Right", "scroll a wide table sideways (or maximize it with `:` and use the scrollbar)"),
+    ("Left / Right", "scroll a wide table sideways"),
+    ("d", "describe the selected object and its events (as kubectl describe)"),
     ("y", "full YAML of the selected object (fetched from the API)"),
+    ("l", "logs: a pod's container; a node's GPU plugin pods and Karpenter's lines about it (p previous)"),
+    ("Shift+N/A/S", "sort by name / age / status (again reverses, a third time: worst first)"),
+    ("Ctrl+W", "wide: every column whole"),
+    ("Ctrl+D", "debug pod on the selected node: runs nvidia-smi there (type the node name; hidden with --read-only)"),
     ("f", "findings and the checklist (passed / failed / skipped and why)"),
-    ("r", "re-run diagnostics now"),
-    ("d", "debug pod on the selected node: runs nvidia-smi there (asks first; off with --read-only)"),
+    ("r", "re-run diagnostics now (and poll Prometheus / AWS)"),
     ("e", "export a diagnostic bundle (redacted) to attach to a ticket"),
     ("c", "on a finding: copy its commands to the clipboard"),
     ("o", "on a finding: open the object it is about"),
     ("Ctrl+P", "command palette: every action by name"),
     ("?", "this help"),
-    ("q", "quit"),
+    ("q / Ctrl+C", "quit"),
 )
 
 
@@ -54,7 +60,7 @@ def help_text(read_only: bool = False) -> RenderableType:
     parts: list[RenderableType] = [start, Text(""), Text("Keys", style="bold underline"), keys, Text(""),
                                    Text("Health colours", style="bold underline"), legend]
     if read_only:
-        parts += [Text(""), Text("Read-only mode: nothing will be created in the cluster (no debug pods).",
+        parts += [Text(""), Text("Read-only mode: nothing will be created in the cluster (no debug pods, Ctrl+D hidden).",
                                  style="yellow")]
     return Group(*parts)
 

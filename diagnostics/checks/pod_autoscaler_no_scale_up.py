@@ -40,6 +40,10 @@ class Verdict:
     commands: tuple[str, ...]
 
 
+_NAP_LIMITS = "--enable-autoprovisioning --max-cpu MAX_CPU --max-memory MAX_MEMORY_GB"
+"""Node auto-provisioning requires upper limits for CPU and memory; a GPU limit is optional (GKE 'Use node
+auto-provisioning'), so the enabling command carries them with --max-accelerator."""
+
 # GKE accelerator -> machine type pattern ({n} = GPUs per node), for the node pool a fix creates.
 _MACHINES = {"nvidia-h100-80gb": "a3-highgpu-{n}g", "nvidia-h100-mega-80gb": "a3-megagpu-8g",
              "nvidia-h200-141gb": "a3-ultragpu-8g", "nvidia-a100-80gb": "a2-ultragpu-{n}g",
@@ -145,7 +149,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
         cause = "a cluster-wide autoscaling limit is reached (node count or resource limit)"
         fix = ("Raise the autoscaler's limits (GKE: node auto-provisioning resource limits for the accelerator, "
                "--max-accelerator) or free capacity.")
-        cmds = ((f"gcloud container clusters update {cluster} --enable-autoprovisioning "
+        cmds = ((f"gcloud container clusters update {cluster} {_NAP_LIMITS} "
                  f"--max-accelerator type={accel or 'ACCELERATOR'},count=N",) if gke else ())
     elif "didn't match Pod's node affinity/selector" in text or "node(s) didn't match" in text:
         offered = sorted({a for a in pools.values() if a})
@@ -163,7 +167,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
                  f"--accelerator type={accel},count={max(int(count), 1)},gpu-driver-version=default "
                  f"--machine-type {machine_for(accel, max(int(count), 1))} --enable-autoscaling --min-nodes 0 "
                  "--max-nodes N",
-                 f"gcloud container clusters update {cluster} --enable-autoprovisioning "
+                 f"gcloud container clusters update {cluster} {_NAP_LIMITS} "
                  f"--max-accelerator type={accel},count=N")
                 if accel and gke else ())
     elif "Insufficient" in text:

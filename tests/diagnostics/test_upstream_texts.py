@@ -188,3 +188,16 @@ def test_gke_node_without_gkes_plugin_on_purpose_is_not_told_to_turn_on_gke_driv
     assert "gke-no-default-nvidia-gpu-device-plugin=true" in f.title, f.title
     assert not any("gpu-driver-version=default" in c for c in f.remediation.commands), f.remediation.commands
     assert "gke-no-default-nvidia-gpu-device-plugin" in f.remediation.text
+
+
+def test_node_auto_provisioning_command_carries_the_cpu_and_memory_limits_it_requires() -> None:
+    """GKE 'Use node auto-provisioning': 'Node auto-provisioning requires upper limits for CPU and memory. Setting
+    limits for GPUs is optional'; its enable command passes --max-cpu and --max-memory with any --max-accelerator."""
+    from tests.diagnostics.checks.test_pod_autoscaler_no_scale_up import L4_NODE, ca_event, pod
+    snap = snapshot(L4_NODE, pod("nvidia-h100-80gb", 8), ca_event(
+        "NotTriggerScaleUp", "pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector"))
+    (f,) = run(snap, only=["pod-autoscaler-no-scale-up"]).findings
+    nap = [c for c in f.remediation.commands if "--enable-autoprovisioning" in c]
+    assert nap, f.remediation.commands
+    for c in nap:
+        assert "--max-cpu" in c and "--max-memory" in c and "--max-accelerator type=nvidia-h100-80gb" in c, c

@@ -16,7 +16,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from diagnostics.gpu_components import host_evidence, os_image, plugin_on_host, pod_of, untolerated_taints
+from diagnostics.gpu_components import (host_evidence, network_plugin, os_image, plugin_on_host, pod_of,
+                                        untolerated_taints)
 from diagnostics.matching import node_matches
 from diagnostics.model import Evidence, EvidenceKind
 from diagnostics.records import ContainerState, DaemonSet, Event, Node, Pod, Taint, accelerator_total
@@ -52,7 +53,9 @@ class Layer:
 
 
 OPERATOR_LAYERS = (
-    Layer("driver", ("nvidia-driver-daemonset", "nvidia-gpu-driver-", "nvidia-vgpu-manager-"),
+    # ClusterPolicy: nvidia-driver-daemonset[-<kernel>-<os>]; NVIDIADriver CRs: nvidia-<gpu|vgpu>-driver-<cr>-<os>,
+    # vgpu-host-manager: nvidia-vgpu-manager-<cr>-<os> (gpu-operator internal/state/driver.go getDriverName).
+    Layer("driver", ("nvidia-driver-daemonset", "nvidia-gpu-driver-", "nvidia-vgpu-driver-", "nvidia-vgpu-manager-"),
           "nvidia.com/gpu.deploy.driver"),
     Layer("container toolkit", ("nvidia-container-toolkit-daemonset",), "nvidia.com/gpu.deploy.container-toolkit"),
     Layer("operator validator", ("nvidia-operator-validator",), "nvidia.com/gpu.deploy.operator-validator"),
@@ -74,7 +77,8 @@ in that image too (tag labeller-*) and registers nothing."""
 DRA_LAYERS = (Layer("DRA kubelet plugin", ("nvidia-dra-driver-gpu-kubelet-plugin", "dra-driver-nvidia-gpu-kubelet-plugin"),
                     registers=True),)
 
-_NOT_GPU = ("efa", "sriov", "rdma", "mps-control", "feature-discovery", "labeller")
+_NOT_GPU = ("mps-control", "feature-discovery", "labeller")
+"""Operands that register no accelerators (network device plugins are `network_plugin`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +142,7 @@ def _ds_named(snap: Snapshot, layer: Layer) -> list[DaemonSet]:
     out = []
     for ds in snap.daemonsets:
         name = ds.meta.name.lower()
-        if any(x in name for x in _NOT_GPU):
+        if any(x in name for x in _NOT_GPU) or network_plugin(name):
             continue
         if any(name == n or name.startswith(n) or (n.endswith("-") and n in name) or name.endswith("-" + n)
                for n in layer.names):

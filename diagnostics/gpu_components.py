@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from diagnostics.model import Evidence
@@ -20,9 +21,16 @@ NOT_ACCELERATOR_PLUGINS = ("efa", "sriov", "rdma")
 """Device plugins that own network devices, not GPUs (aws-efa-k8s-device-plugin's image name included)."""
 
 
+def network_plugin(name: str) -> bool:
+    """A network device plugin's name (aws-efa-k8s-device-plugin, kube-sriov-device-plugin, rdma-shared-dp-ds), by
+    whole words: "default" holds "efa", and the GPU Operator's NVIDIADriver CR `default` makes
+    nvidia-gpu-driver-default-<os>, the AMD GPU Operator's DeviceConfig `default` makes default-device-plugin."""
+    return any(w in NOT_ACCELERATOR_PLUGINS for w in re.split(r"[-_./:\s]", name.lower()))
+
+
 def _matches(ds: DaemonSet, hints: Iterable[str]) -> bool:
     name = ds.meta.name.lower()
-    if any(x in name for x in NOT_ACCELERATOR_PLUGINS):
+    if network_plugin(name):
         return False
     app = (ds.meta.labels.get("app") or ds.meta.labels.get("app.kubernetes.io/name") or "").lower()
     images = " ".join(ds.images).lower()

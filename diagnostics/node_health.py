@@ -12,8 +12,8 @@ from typing import Any
 from diagnostics.carry import CARRIED
 from diagnostics.gpu_components import (
     DEVICE_PLUGIN_HINTS,
-    NOT_ACCELERATOR_PLUGINS,
     device_plugin_daemonsets,
+    network_plugin,
     pod_of,
 )
 from diagnostics.messages import parse_nominated
@@ -199,7 +199,7 @@ def _vendor_words(node: Node) -> tuple[str, ...]:
 def _is_accelerator_plugin(name: str, words: tuple[str, ...]) -> bool:
     low = name.lower()
     # EFA / SR-IOV / RDMA plugins are device plugins too, but not the ones that own GPUs.
-    return "mps-control" not in low and not any(x in low for x in NOT_ACCELERATOR_PLUGINS) and \
+    return "mps-control" not in low and not network_plugin(low) and \
         any(w in low for w in words)
 
 

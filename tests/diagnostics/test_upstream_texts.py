@@ -76,18 +76,19 @@ status: {{desiredNumberScheduled: 1, numberReady: 0}}
 """
 
 
-def test_amd_gpu_operator_device_plugin_is_recognised() -> None:
+@pytest.mark.parametrize("config", ["gpu-cluster", "default"])
+def test_amd_gpu_operator_device_plugin_is_recognised(config: str) -> None:
     """A DeviceConfig named gpu-cluster runs `gpu-cluster-device-plugin` (image rocm/k8s-device-plugin): not 'no AMD
     device plugin', and never the standalone manifest on top of it."""
-    plugin = amd_operator_ds("gpu-cluster-device-plugin", "rocm/k8s-device-plugin:latest", "device-plugin")
-    labeller = amd_operator_ds("gpu-cluster-node-labeller", "rocm/k8s-device-plugin:labeller-latest", "node-labeller")
+    plugin = amd_operator_ds(f"{config}-device-plugin", "rocm/k8s-device-plugin:latest", "device-plugin")
+    labeller = amd_operator_ds(f"{config}-node-labeller", "rocm/k8s-device-plugin:labeller-latest", "node-labeller")
     crash = f"""
 apiVersion: v1
 kind: Pod
 metadata:
-  name: gpu-cluster-device-plugin-x2k9p
+  name: {config}-device-plugin-x2k9p
   namespace: kube-amd-gpu
-  ownerReferences: [{{apiVersion: apps/v1, kind: DaemonSet, name: gpu-cluster-device-plugin, uid: u1}}]
+  ownerReferences: [{{apiVersion: apps/v1, kind: DaemonSet, name: {config}-device-plugin, uid: u1}}]
 spec: {{nodeName: mi300x-node-01, containers: [{{name: device-plugin, image: x}}]}}
 status:
   phase: Running
@@ -105,7 +106,7 @@ status:
     snap = snapshot(AMD_OPERATOR_NODE, plugin, labeller, crash)
     (f,) = [f for f in run(snap, only=["gpu-not-advertised"]).findings if f.subject.name == "mi300x-node-01"]
     assert "no AMD device plugin" not in f.title, f.title
-    assert "gpu-cluster-device-plugin pod gpu-cluster-device-plugin-x2k9p" in f.title, f.title
+    assert f"{config}-device-plugin pod {config}-device-plugin-x2k9p" in f.title, f.title
     assert "the amdgpu kernel driver is not loaded" in f.title
     assert not any("k8s-ds-amdgpu-dp.yaml" in c for c in f.remediation.commands)
 
@@ -201,3 +202,27 @@ def test_node_auto_provisioning_command_carries_the_cpu_and_memory_limits_it_req
     assert nap, f.remediation.commands
     for c in nap:
         assert "--max-cpu" in c and "--max-memory" in c and "--max-accelerator type=nvidia-h100-80gb" in c, c
+
+
+@pytest.mark.parametrize("name", ["nvidia-gpu-driver-default-ubuntu22.04", "nvidia-vgpu-driver-default-ubuntu22.04",
+                                  "nvidia-gpu-driver-a100-pool-rhcos4.16"])
+def test_nvidiadriver_cr_driver_daemonsets_are_the_driver_layer(name: str) -> None:
+    """gpu-operator internal/state/driver.go getDriverName: `nvidia-<driverType>-driver-<cr>-<osVersion>` with
+    driverType gpu | vgpu (vgpu-host-manager: nvidia-vgpu-manager-<cr>-<os>); the chart's own CR is named `default`
+    (deployments/gpu-operator/templates/nvidiadriver.yaml, deployDefaultCR: true) - 'default' holds 'efa', which is
+    no EFA plugin. A crashing driver is the first broken layer, not the toolkit that waits on it."""
+    from diagnostics.accelerator_stack import diagnose_node
+    from tests.diagnostics.test_accelerator_stack import NODE, OPERATOR, TOOLKIT_WAITING, ds, pod
+    driver = ds(name, "nvidia.com/gpu.deploy.driver")
+    operands = OPERATOR.split("---", 1)[1]  # every operand but the ClusterPolicy's nvidia-driver-daemonset
+    crash = pod(f"{name}-k2x8p", name, "Running", """
+  - name: nvidia-driver-ctr
+    ready: false
+    restartCount: 7
+    state: {waiting: {reason: CrashLoopBackOff}}
+    lastState: {terminated: {exitCode: 1, reason: Error}}
+""")
+    snap = snapshot(NODE, operands, driver, crash, TOOLKIT_WAITING)
+    d = diagnose_node(snap, snap.nodes[0])
+    assert (d.stack.provider, d.layer) == ("gpu-operator", "driver"), (d.layer, d.cause)
+    assert f"{name}-k2x8p" in d.cause

@@ -29,8 +29,10 @@ VERDICTS = (EXPLAINED, UNDETERMINED, PROBLEMS, NO_PROBLEMS, INCOMPLETE, "running
 """Every value `Verdict.verdict` takes (a pod target that is not pending gets its phase, lower-cased)."""
 
 BLIND_MARKERS = (": forbidden", ": unreachable", "not loaded yet", "partial", "denied", "unauthorized",
-                 "permission", "timed out", "timeout", "error")
+                 "permission", "timed out", "timeout", " failed")
 """Words in a skip reason that mean the check was kept from looking, not that something is absent."""
+ABSENT_MARKERS = ("not installed", "not configured", "not exported")
+"""A reason part saying a component is not there (a CRD, Prometheus, an exporter's metric): a fact, not blindness."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +75,10 @@ def kept_from_looking(r: CheckResult) -> bool:
         return True
     if r.status is not CheckStatus.SKIPPED:
         return False
-    low = r.reason.lower()
-    return any(m in low for m in BLIND_MARKERS)
+    for part in r.reason.lower().split("; "):
+        if not any(m in part for m in ABSENT_MARKERS) and any(m in part for m in BLIND_MARKERS):
+            return True
+    return False
 
 
 def blind_spots(report: Report) -> tuple[str, ...]:

@@ -190,3 +190,21 @@ def test_the_tui_why_column_reads_the_relation() -> None:
     report, snap = gke_report()
     row = next(r for r in pending_rows(snap, report) if r.ref == POD)
     assert row.cells[-1].startswith(root_cause(report, POD).title[:60])
+
+
+def test_what_keeps_a_check_from_looking_and_what_is_only_absent() -> None:
+    from diagnostics.verdict import kept_from_looking
+
+    def skipped(reason: str) -> CheckResult:
+        return CheckResult("c", "GT999", "t", CheckStatus.SKIPPED, reason=reason)
+
+    assert kept_from_looking(skipped("events: forbidden (list events)"))
+    assert kept_from_looking(skipped("prometheus: unreachable (connection refused)"))
+    assert kept_from_looking(skipped("query for xid failed: 503 Service Unavailable"))
+    assert kept_from_looking(skipped("aws: UnauthorizedOperation: You are not authorized to perform this operation"))
+    assert kept_from_looking(CheckResult("c", "GT999", "t", CheckStatus.ERRORED, reason="KeyError: 'x'"))
+    # A metric nobody exports (no dcgm-exporter) or a CRD that is not installed is a fact about the cluster.
+    assert not kept_from_looking(skipped("DCGM_FI_DEV_XID_ERRORS not exported (is dcgm-exporter scraped?)"))
+    assert not kept_from_looking(skipped("nodeclaims: not installed (CRD absent)"))
+    assert not kept_from_looking(skipped("prometheus: not configured; aws: not configured"))
+    assert kept_from_looking(skipped("aws: not configured; nodepools: forbidden (list nodepools.karpenter.sh)"))

@@ -16,14 +16,16 @@ from diagnostics.workloads import owner_workload
 
 GPU = "nvidia.com/gpu"
 
-# MIG profiles each GPU offers (GPU Operator `assets/state-mig-manager/0400_configmap.yaml`, default-mig-parted-config).
+# MIG profiles each GPU offers (GPU Operator `assets/state-mig-manager/0400_configmap.yaml`, default-mig-parted-config),
+# spelt as resource names spell them: the plugin turns '+' into '.' (`1g.10gb+me` -> nvidia.com/mig-1g.10gb.me,
+# k8s-device-plugin internal/rm/rm.go), and the MIG manager's config for it is all-1g.10gb.me.
 MIG_PROFILES: Mapping[str, tuple[str, ...]] = {
-    "A100-40GB": ("1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
-    "80GB": ("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    "A100-40GB": ("1g.5gb", "1g.5gb.me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+    "80GB": ("1g.10gb", "1g.10gb.me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
     "H100-NVL": ("1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"),
     "96GB": ("1g.12gb", "2g.24gb", "3g.48gb", "4g.48gb", "7g.96gb"),
-    "H200": ("1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
-    "A30": ("1g.6gb", "2g.12gb", "4g.24gb"),
+    "H200": ("1g.18gb", "1g.18gb.me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+    "A30": ("1g.6gb", "1g.6gb.me", "2g.12gb", "2g.12gb.me", "4g.24gb"),
 }
 
 
@@ -179,10 +181,14 @@ def _finding(pod: Pod, m: _Mismatch) -> Finding:
             text += (f", or re-partition a node whose GPU supports {profile} ({', '.join(n.name for n in able[:3])}): "
                      f"the MIG manager applies the new config after evicting its GPU pods.")
             commands.append(f"kubectl label node {able[0].name} nvidia.com/mig.config=all-{profile} --overwrite")
-        else:
+        elif all(mig_family(n) for n in m.nodes):
             families = sorted(f for f, ps in MIG_PROFILES.items() if profile in ps)
             text += (f". No candidate node's GPU has a {profile} profile" +
                      (f" (it exists on {', '.join(families)} GPUs)" if families else "") + ".")
+        else:  # a GPU whose profile table gputui does not carry (B200, GB200, RTX PRO ...): no claim either way
+            text += (f". Whether {', '.join(sorted({node_model(n) or n.name for n in m.nodes if not mig_family(n)}))} "
+                     f"GPUs offer {profile} is in the MIG manager's config (ConfigMap default-mig-parted-config): "
+                     f"if it does, label a node nvidia.com/mig.config=all-{profile}.")
         text += " Whole GPUs (nvidia.com/gpu) would not fit these nodes either while their GPUs are partitioned."
     elif m.resource == GPU and SHARED in m.offered:
         title = (f"{pod.namespace}/{pod.name} asks for nvidia.com/gpu, but {where} advertise time-sliced GPUs as "

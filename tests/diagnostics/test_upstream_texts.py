@@ -226,3 +226,23 @@ def test_nvidiadriver_cr_driver_daemonsets_are_the_driver_layer(name: str) -> No
     d = diagnose_node(snap, snap.nodes[0])
     assert (d.stack.provider, d.layer) == ("gpu-operator", "driver"), (d.layer, d.cause)
     assert f"{name}-k2x8p" in d.cause
+
+
+def test_a_media_extension_mig_profile_is_named_as_the_plugin_and_mig_manager_name_it() -> None:
+    """k8s-device-plugin internal/rm/rm.go: resource `nvidia.com/mig-<profile>` with '+' -> '.' (1g.10gb+me ->
+    nvidia.com/mig-1g.10gb.me); the MIG manager's config is all-1g.10gb.me (gpu-operator assets/state-mig-manager/
+    0400_configmap.yaml). An H100-80GB offers it: re-partitioning is the fix, not 'no such profile'."""
+    from tests.diagnostics.checks.test_pod_gpu_resource_mismatch import H100_MIG, pending
+    (f,) = run(snapshot(H100_MIG, pending("nvidia.com/mig-1g.10gb.me", "mig")),
+               only=["pod-gpu-resource-mismatch"]).findings
+    assert "No candidate node's GPU has" not in f.remediation.text, f.remediation.text
+    assert "kubectl label node gpu-h100-mig nvidia.com/mig.config=all-1g.10gb.me --overwrite" in f.remediation.commands
+
+
+def test_a_gpu_whose_mig_profiles_gputui_does_not_know_is_not_said_to_lack_the_profile() -> None:
+    """B200's MIG profiles (1g.23gb ...) are not in gputui's table: it must not claim the GPU has no such profile."""
+    from tests.diagnostics.checks.test_pod_gpu_resource_mismatch import H100_MIG, pending
+    b200 = (H100_MIG.replace("NVIDIA-H100-80GB-HBM3", "NVIDIA-B200").replace("a3-highgpu-1g", "a4-highgpu-8g")
+            .replace("mig-1g.10gb", "mig-1g.23gb").replace("all-1g.10gb", "all-1g.23gb"))
+    (f,) = run(snapshot(b200, pending("nvidia.com/mig-3g.90gb", "mig")), only=["pod-gpu-resource-mismatch"]).findings
+    assert "No candidate node's GPU has" not in f.remediation.text, f.remediation.text

@@ -74,8 +74,12 @@ AMD_LAYERS = (Layer("device plugin", ("amdgpu-device-plugin", "amd-gpu-device-pl
 """ROCm/k8s-device-plugin's manifests name it amdgpu-device-plugin-daemonset; the AMD GPU Operator names it
 `<DeviceConfig>-device-plugin` (ROCm/gpu-operator internal/plugin/plugin.go), same image. The node labeller ships
 in that image too (tag labeller-*) and registers nothing."""
-DRA_LAYERS = (Layer("DRA kubelet plugin", ("nvidia-dra-driver-gpu-kubelet-plugin", "dra-driver-nvidia-gpu-kubelet-plugin"),
+DRA_LAYERS = (Layer("DRA kubelet plugin", ("nvidia-dra-driver-gpu-kubelet-plugin", "dra-driver-nvidia-gpu-kubelet-plugin",
+                                           "nvidia-dra-driver-kubelet-plugin"),
                     registers=True),)
+"""The Helm chart's DaemonSet (nvidia-dra-driver-gpu, renamed dra-driver-nvidia-gpu) and the GPU Operator's own
+(GPUCluster CR: nvidia-dra-driver-kubelet-plugin, gpu-operator internal/state/dra_driver.go). Not by image: the
+ComputeDomain daemons' DaemonSets run the same image and publish no GPUs."""
 
 _NOT_GPU = ("mps-control", "feature-discovery", "labeller")
 """Operands that register no accelerators (network device plugins are `network_plugin`)."""
@@ -573,7 +577,7 @@ def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemons
                             [_tol(t) for t in ds.tolerations] or "none")),
             (_toleration_patch(ds, blocked[0]),),
             f"Make the {stack.vendor_name} {layer.name} DaemonSet tolerate the node's taint.")
-    if not pods_known or snap.status("pods").partial:
+    if not pods_known or not snap.all_pods_read_on(node.name):  # a node target's own pods are all read
         return None
     return Diagnosis(stack, layer.name, f"{ds.meta.name} should run here but has no pod on the node",
                      (Evidence.absence(ds.ref, f"pod of {ds.meta.name} on {node.name}",

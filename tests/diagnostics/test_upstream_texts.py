@@ -246,3 +246,47 @@ def test_a_gpu_whose_mig_profiles_gputui_does_not_know_is_not_said_to_lack_the_p
             .replace("mig-1g.10gb", "mig-1g.23gb").replace("all-1g.10gb", "all-1g.23gb"))
     (f,) = run(snapshot(b200, pending("nvidia.com/mig-3g.90gb", "mig")), only=["pod-gpu-resource-mismatch"]).findings
     assert "No candidate node's GPU has" not in f.remediation.text, f.remediation.text
+
+
+def test_gpu_operator_managed_dra_kubelet_plugin_that_crashes_is_not_an_all_clear() -> None:
+    """gpu-operator internal/state/dra_driver.go (GPUCluster CR; golden gpucluster-dra-driver-gpus-only.yaml): DaemonSet
+    `nvidia-dra-driver-kubelet-plugin`, container `gpus`, image nvcr.io/nvidia/k8s-dra-driver-gpu. A DRA node
+    publishes its GPUs as ResourceSlices only while that plugin runs: a crash-looping one is the broken layer."""
+    from tests.diagnostics.test_accelerator_stack import NODE
+    node = NODE.replace('nvidia.com/gpu.deploy.device-plugin: "true"', 'nvidia.com/gpu.deploy.dra-driver: "true"')
+    plugin = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-dra-driver-kubelet-plugin, namespace: gpu-operator, labels: {app: nvidia-dra-driver-kubelet-plugin}}
+spec:
+  selector: {matchLabels: {app.kubernetes.io/name: nvidia-dra-driver}}
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions: [{key: nvidia.com/gpu.present, operator: In, values: ["true"]}]
+      containers: [{name: gpus, image: "nvcr.io/nvidia/k8s-dra-driver-gpu:v0.1.0"}]
+status: {desiredNumberScheduled: 1, numberReady: 0}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nvidia-dra-driver-kubelet-plugin-7kq2m
+  namespace: gpu-operator
+  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: nvidia-dra-driver-kubelet-plugin, uid: u1}]
+spec: {nodeName: ip-10-0-12-34.ec2.internal, containers: [{name: gpus, image: x}]}
+status:
+  phase: Running
+  containerStatuses:
+  - name: gpus
+    ready: false
+    restartCount: 6
+    state: {waiting: {reason: CrashLoopBackOff}}
+    lastState: {terminated: {exitCode: 1, reason: Error, message: "error initializing NVML: ERROR_LIBRARY_NOT_FOUND"}}
+"""
+    (f,) = run(snapshot(node, plugin), only=["gpu-not-advertised"]).findings
+    assert "nvidia-dra-driver-kubelet-plugin-7kq2m" in f.title, f.title
+    assert "ERROR_LIBRARY_NOT_FOUND" in f.title

@@ -633,6 +633,8 @@ def nodes_with_all_pods(snap: Snapshot) -> frozenset[str] | None:
     """
     if not snap.status("pods").partial:
         return None
+    if snap.pods_read_on is not None:
+        return snap.pods_read_on  # what the one-shot read in full (its target's nodes, a pending pod's broken candidates)
     kind, _, rest = snap.target.partition("/")
     idx = snap.index
     if kind == "node":

@@ -144,10 +144,7 @@ def _neuron(res: str) -> str:
 
 def pods_read_on(snap: Snapshot, node: str) -> bool:
     """Every pod bound to `node` is in the snapshot (whole pod list, or that node's pods read for a target)."""
-    st = snap.status("pods")
-    if not st.state.usable:
-        return False
-    return not st.partial or node in (snap.pods_read_on or ())
+    return snap.all_pods_read_on(node)
 
 
 def admits(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -> bool:

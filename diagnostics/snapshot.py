@@ -124,6 +124,14 @@ class Snapshot:
     def status(self, source: str) -> SourceStatus:
         return self.sources.get(source) or SourceStatus(source, SourceState.NOT_CONFIGURED)
 
+    def all_pods_read_on(self, node: str) -> bool:
+        """Every pod bound to `node` is in the snapshot: the whole pod list, or that node's pods read for a
+        target (`pods_read_on`). Only then may a check conclude from a pod's absence there."""
+        st = self.status("pods")
+        if not st.state.usable:
+            return False
+        return not st.partial or node in (self.pods_read_on or ())
+
     def age(self, when: datetime | None) -> float | None:
         if when is None:
             return None

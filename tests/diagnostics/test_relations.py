@@ -208,3 +208,25 @@ def test_what_keeps_a_check_from_looking_and_what_is_only_absent() -> None:
     assert not kept_from_looking(skipped("nodeclaims: not installed (CRD absent)"))
     assert not kept_from_looking(skipped("prometheus: not configured; aws: not configured"))
     assert kept_from_looking(skipped("aws: not configured; nodepools: forbidden (list nodepools.karpenter.sh)"))
+
+
+def test_a_node_target_judges_a_missing_plugin_pod_as_the_whole_cluster_run_does() -> None:
+    # `diagnose node/N` reads every pod on N (pods partial, N in pods_read_on): "the plugin has no pod here" is
+    # then as certain as in the whole-cluster run. On a node whose pods were not read, nothing is concluded.
+    from diagnostics.snapshot import SourceStatus
+    from tests.diagnostics.checks.test_gpu_not_advertised import CLAIM, NODE, PLUGIN
+
+    node = NODE.replace("  - {key: dedicated, value: ml-training, effect: NoSchedule}\n", "")
+    whole = snapshot(node, CLAIM, PLUGIN)
+    partial = {**whole.sources, "pods": SourceStatus("pods", SourceState.OK, partial=True)}
+    target = replace(whole, sources=partial, target="node/ip-10-0-12-34.ec2.internal",
+                     pods_read_on=frozenset({"ip-10-0-12-34.ec2.internal"}))
+    unread = replace(target, pods_read_on=frozenset())
+
+    def title(snap: object) -> str:
+        (f,) = run(snap, only=["gpu-not-advertised"]).findings
+        return f.title
+
+    assert "has no pod on the node" in title(whole)
+    assert title(target) == title(whole)
+    assert "has no pod on the node" not in title(unread)

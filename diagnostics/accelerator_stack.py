@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from diagnostics.gpu_components import (host_evidence, network_plugin, os_image, plugin_on_host, pod_of,
-                                        untolerated_taints)
+from diagnostics.gpu_components import (bottlerocket_variant, host_evidence, network_plugin, os_image, plugin_on_host,
+                                        pod_of, untolerated_taints)
 from diagnostics.matching import node_matches
 from diagnostics.model import Evidence, EvidenceKind
 from diagnostics.records import ContainerState, DaemonSet, Event, Node, Pod, Taint, accelerator_total
@@ -399,6 +399,9 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
                          (_host_evidence(node, stack.host),), ("gputui debug node/" + node.name,),
                          "There is no plugin pod to fix: look at the host's driver with a debug pod; replace the node "
                          "if the GPUs do not come back.")
+    variant = bottlerocket_variant(node)
+    if stack.vendor == NVIDIA and variant and "nvidia" not in variant:
+        return _bottlerocket_without_nvidia(snap, node, stack, variant)
     paused = _maintenance(node)
     if paused is not None:
         return Diagnosis(
@@ -452,6 +455,23 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
                                                                      f"--field-selector spec.nodeName={node.name}",),
                          "Nothing to fix: pods get these GPUs through ResourceClaims.", elsewhere=True)
     return _running_but_silent(snap, node, stack)
+
+
+def _bottlerocket_without_nvidia(snap: Snapshot, node: Node, stack: Stack, variant: str) -> Diagnosis:
+    """A GPU node on a Bottlerocket variant without NVIDIA support: no driver, no plugin, nothing to install on it
+    (Bottlerocket takes no packages); only the aws-k8s-<ver>-nvidia variants carry both."""
+    nodeclass = node.labels.get("karpenter.k8s.aws/ec2nodeclass", "")
+    commands = ((f"kubectl get ec2nodeclass {nodeclass} -o jsonpath='{{.spec.amiSelectorTerms}}{{\"\\n\"}}"
+                 f"{{.status.amis}}'",) if nodeclass else ())
+    return Diagnosis(
+        stack, "node image",
+        f"it runs Bottlerocket's {variant} variant, which has no NVIDIA driver or device plugin (only the "
+        f"{variant}-nvidia variants do)",
+        (host_evidence(node, "Bottlerocket", "the variant in parentheses; NVIDIA support is the -nvidia variants"),),
+        commands + (f"kubectl get node {node.name} -o jsonpath='{{.status.nodeInfo.osImage}}'",),
+        "Launch GPU nodes from the Bottlerocket NVIDIA variant: Karpenter's amiSelectorTerms alias bottlerocket@latest "
+        "resolves the -nvidia AMI for GPU instance types; an AMI selected by id or name must be the "
+        f"aws-k8s-<version>-nvidia one. Then replace this node.")
 
 
 GKE_NO_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"

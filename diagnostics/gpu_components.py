@@ -66,7 +66,15 @@ def plugin_on_host(node: Node) -> str:
         return "EKS Auto Mode"
     if "bottlerocket" not in os_image(node).lower() or _is_neuron(node):  # its NVIDIA variants only
         return ""
-    return "Bottlerocket"
+    variant = bottlerocket_variant(node)
+    return "Bottlerocket" if not variant or "nvidia" in variant else ""
+
+
+def bottlerocket_variant(node: Node) -> str:
+    """`aws-k8s-1.34-nvidia` from the osImage `Bottlerocket OS 1.47.0 (aws-k8s-1.34-nvidia)` (os-release
+    PRETTY_NAME); '' when the node does not run Bottlerocket or its osImage names no variant."""
+    m = re.match(r"bottlerocket os \S+ \(([^)]+)\)", os_image(node).strip().lower())
+    return m.group(1) if m else ""
 
 
 def _is_neuron(node: Node) -> bool:

@@ -290,3 +290,21 @@ status:
     (f,) = run(snapshot(node, plugin), only=["gpu-not-advertised"]).findings
     assert "nvidia-dra-driver-kubelet-plugin-7kq2m" in f.title, f.title
     assert "ERROR_LIBRARY_NOT_FOUND" in f.title
+
+
+@pytest.mark.parametrize("os_image, host", [("Bottlerocket OS 1.47.0 (aws-k8s-1.34-nvidia)", True),
+                                            ("Bottlerocket OS 1.47.0 (aws-k8s-1.34)", False)])
+def test_only_bottlerocket_nvidia_variants_carry_the_device_plugin(os_image: str, host: bool) -> None:
+    """Bottlerocket's osImage is its os-release PRETTY_NAME, `Bottlerocket OS <version> (<variant>)`; only the
+    aws-k8s-<ver>-nvidia variants ship the NVIDIA driver and device plugin. A GPU node on the standard variant has
+    neither: the fix is the image (Karpenter's bottlerocket@ alias resolves the -nvidia SSM path for GPU instance
+    types, aws pkg/providers/amifamily/bottlerocket.go), not 'no plugin pod to fix'."""
+    from tests.diagnostics.test_accelerator_stack import NODE
+    node = NODE.replace("  conditions: [{type: Ready", f"  nodeInfo: {{osImage: \"{os_image}\"}}\n  conditions: [{{type: Ready")
+    (f,) = run(snapshot(node), only=["gpu-not-advertised"]).findings
+    if host:
+        assert "host service on Bottlerocket" in f.title, f.title
+        return
+    assert "host service" not in f.title and "aws-k8s-1.34" in f.title and "nvidia" in f.title, f.title
+    assert "helm" not in " ".join(f.remediation.commands)
+    assert any("amiSelectorTerms" in c for c in f.remediation.commands), f.remediation.commands

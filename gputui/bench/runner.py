@@ -214,6 +214,8 @@ class Bench:
     def oneshot_floor(self) -> dict[str, Any]:
         """The one-shot's GETs (captured by `capture_oneshot_reads`), all at once with urllib + json."""
         assert self.oneshot_paths is not None
+        if not self.oneshot_paths.read_text().strip():
+            return {"error": "the one-shot made no GET to replay (did its untimed run fail?)"}
         server, token = server_and_token(self.kubeconfig)
         t = run_timed([self.opts.python, "-m", "gputui.bench.oneshot_floor", "--server", server, "--paths",
                        str(self.oneshot_paths)], timeout=self.opts.probe_timeout,

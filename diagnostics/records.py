@@ -8,6 +8,7 @@ does not surface.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,8 +26,13 @@ ACCELERATOR_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "aws
                         "habana.ai/gaudi", "gpu.intel.com/")
 
 
+_AMD_PARTITION = re.compile(r"amd\.com/[a-z]+px_nps\d+$")
+"""ROCm device plugin's mixed naming strategy: partitioned GPUs as amd.com/<compute>_<memory> (`amd.com/cpx_nps4`)."""
+
+
 def is_accelerator(resource: str) -> bool:
-    return resource.startswith(ACCELERATOR_PREFIXES)
+    return resource.startswith(ACCELERATOR_PREFIXES) or (
+        resource.startswith("amd.com/") and _AMD_PARTITION.match(resource) is not None)
 
 
 def looks_like_accelerator(name: str) -> bool:

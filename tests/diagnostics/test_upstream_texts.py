@@ -308,3 +308,15 @@ def test_only_bottlerocket_nvidia_variants_carry_the_device_plugin(os_image: str
     assert "host service" not in f.title and "aws-k8s-1.34" in f.title and "nvidia" in f.title, f.title
     assert "helm" not in " ".join(f.remediation.commands)
     assert any("amiSelectorTerms" in c for c in f.remediation.commands), f.remediation.commands
+
+
+def test_amd_partitions_under_the_mixed_naming_strategy_are_accelerators() -> None:
+    """ROCm/k8s-device-plugin (ed764684) -resource_naming_strategy=mixed: partitioned GPUs are advertised as
+    amd.com/<compute>_<memory> (docs/user-guide/configuration.md: `amd.com/cpx_nps4: 64`; cmd/k8s-device-plugin
+    main.go, amdgpu.go UniquePartitionConfigCount). Such a node advertises its GPUs."""
+    from diagnostics.records import accelerator_total
+    node = AMD_OPERATOR_NODE.replace('capacity: {cpu: "192"}', 'capacity: {cpu: "192", amd.com/cpx_nps4: "64"}') \
+        .replace('allocatable: {cpu: "190"}', 'allocatable: {cpu: "190", amd.com/cpx_nps4: "64"}')
+    snap = snapshot(node, amd_operator_ds("default-device-plugin", "rocm/k8s-device-plugin:latest", "device-plugin"))
+    assert accelerator_total(snap.nodes[0].allocatable) == 64
+    assert not run(snap, only=["gpu-not-advertised"]).findings

@@ -15,6 +15,8 @@ from diagnostics.snapshot import Snapshot
 from diagnostics.workloads import owner_workload
 
 GPU = "nvidia.com/gpu"
+RENAMED = ".shared"
+"""What renameByDefault appends to a time-sliced resource's name (k8s-device-plugin DefaultSharedResourceNameSuffix)."""
 
 # MIG profiles each GPU offers (GPU Operator `assets/state-mig-manager/0400_configmap.yaml`, default-mig-parted-config),
 # spelt as resource names spell them: the plugin turns '+' into '.' (`1g.10gb+me` -> nvidia.com/mig-1g.10gb.me,
@@ -163,7 +165,17 @@ def _finding(pod: Pod, m: _Mismatch) -> Finding:
     migs = {k: v for k, v in m.offered.items() if k.startswith(MIG_PREFIX)}
     commands: list[str] = []
     where = f"the {len(names)} node(s) it may run on ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
-    if m.resource.startswith(MIG_PREFIX):
+    renamed = m.resource + RENAMED if m.resource.startswith(MIG_PREFIX) else ""
+    if renamed and renamed in m.offered:
+        # Time-slicing with renameByDefault renames every shared resource, MIG profiles too (k8s-device-plugin
+        # api/config/v1 DefaultSharedRename): the nodes are cut into this profile already.
+        title = (f"{pod.namespace}/{pod.name} asks for {m.resource}, but {where} advertise that MIG profile "
+                 f"time-sliced as {renamed} (renameByDefault: true): {_offer_text(m.offered)}")
+        text = (f"Request {renamed} (one replica of a shared MIG device), or set `renameByDefault: false` in the "
+                "device plugin's sharing config so the profile keeps its name.")
+        if set_cmd:
+            commands.append(swap(renamed))
+    elif m.resource.startswith(MIG_PREFIX):
         profile = m.resource[len(MIG_PREFIX):]
         offer = _offer_text(migs) if migs else _offer_text(m.offered)
         title = (f"{pod.namespace}/{pod.name} asks for MIG profile {m.resource}, which none of {where} offers; "

@@ -320,3 +320,15 @@ def test_amd_partitions_under_the_mixed_naming_strategy_are_accelerators() -> No
     snap = snapshot(node, amd_operator_ds("default-device-plugin", "rocm/k8s-device-plugin:latest", "device-plugin"))
     assert accelerator_total(snap.nodes[0].allocatable) == 64
     assert not run(snap, only=["gpu-not-advertised"]).findings
+
+
+def test_a_time_sliced_mig_profile_renamed_by_default_is_not_a_missing_partition() -> None:
+    """k8s-device-plugin api/config/v1 resources.go DefaultSharedRename: a shared resource becomes `<name>.shared`
+    with renameByDefault, MIG profiles included (nvidia.com/mig-1g.10gb -> nvidia.com/mig-1g.10gb.shared). The node
+    is cut into the asked profile already: re-partitioning it changes nothing."""
+    from tests.diagnostics.checks.test_pod_gpu_resource_mismatch import H100_MIG, pending
+    shared = H100_MIG.replace("nvidia.com/mig-1g.10gb: \"7\"", "nvidia.com/mig-1g.10gb.shared: \"28\"")
+    (f,) = run(snapshot(shared, pending("nvidia.com/mig-1g.10gb", "mig")), only=["pod-gpu-resource-mismatch"]).findings
+    assert "renameByDefault" in f.remediation.text, f.remediation.text
+    assert not any("nvidia.com/mig.config=" in c for c in f.remediation.commands), f.remediation.commands
+    assert any("nvidia.com/mig-1g.10gb.shared=1" in c for c in f.remediation.commands), f.remediation.commands

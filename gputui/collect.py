@@ -16,7 +16,7 @@ from typing import Any
 from diagnostics.model import ObjectRef
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState, SourceStatus, utcnow
 from gputui import ingest
-from gputui.collect_pod import PodReads, broken_candidates
+from gputui.collect_pod import PodReads, broken_candidates, pod_events_selector, troubled_daemon_pods
 from gputui.kubeapi import Api, BrokenAnswer, ClusterInfo, KubeError, Unauthorized, Unreachable
 from gputui.reads import Merged, freeze, merge, raise_if_unreachable, read, retrying
 from gputui.resources import RESOURCES
@@ -157,6 +157,9 @@ def _collect_lists(api: Api, target: ObjectRef | None, pool: ThreadPoolExecutor,
         extra = list(pool.map(lambda n: read(api, "pods", None, f"spec.nodeName={n}"), sorted(set(nodes))))
         merge((r for r in extra if r[2] is None), merged, failed)
         read_on = frozenset(n for n, r in zip(sorted(set(nodes)), extra) if r[2] is None)
+        if "events" not in failed:  # why the node's GPU stack pods do not start, as the whole-cluster run reads it
+            merge(pool.map(lambda p: read(api, "events", p.namespace, pod_events_selector(p.name)),
+                           [p for p in troubled_daemon_pods(extra) if p.ref != target]), merged, failed)
     return merged, failed, (), read_on
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from diagnostics.model import ObjectRef
 from diagnostics.nodeclass_health import nodeclass_failing
 from diagnostics.node_health import node_gpu_total
+from diagnostics.pod_fit import TAINT, fit_nodes
 from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod, accelerator_total
 from diagnostics.relations import admits
 from diagnostics.snapshot import Snapshot, SourceStatus
@@ -92,12 +93,14 @@ class PodReads:
         answers = [f.result() for f in on_nodes]
         merge((r for r in answers if r[2] is None), self.merged, self.failed)
         read_on = frozenset(n for n, r in zip(nodes, answers) if r[2] is None)
+        stack_events = [self.pool.submit(read, self.api, "events", p.namespace, pod_events_selector(p.name))
+                        for p in troubled_daemon_pods(answers)]
 
         # As the whole-list path orders them: every non-pod event, then the pod's own.
         self.merged.pop("events", None)
         self.failed.pop("events", None)
         events = (self._ingest or self.pool.submit(self._events, pools)).result()
-        merge([events, own], self.merged, self.failed)
+        merge([events, own, *(f.result() for f in stack_events)], self.merged, self.failed)
         for source in ("nodes", "nodeclaims"):
             if source in self.merged:
                 self.merged[source] = dict(sorted(self.merged[source].items(), key=lambda kv: kv[0][1]))
@@ -257,8 +260,9 @@ class PodReads:
 
 
 def broken_candidates(snap: Snapshot, pod: Pod) -> set[str]:
-    """GPU nodes that would take the pending pod but advertise fewer accelerators than they should or are
-    not Ready: whether they explain it depends on their room, which only their pods tell (at most MAX_NAMED)."""
+    """Nodes whose pods decide a pending pod's verdict (at most MAX_NAMED each): GPU nodes that would take it but
+    advertise fewer accelerators than they should or are not Ready (whether they explain it depends on their
+    room), and nodes only a taint keeps it from (GT401 offers them only if their accelerators are free)."""
     if not pod.pending:
         return set()
     out = []
@@ -267,7 +271,8 @@ def broken_candidates(snap: Snapshot, pod: Pod) -> set[str]:
             continue
         if admits(snap, pod, node, claim):
             out.append(node.name)
-    return set(sorted(out)[:MAX_NAMED])
+    tainted = [f.node.name for f in fit_nodes(snap, pod) if f.kinds == {TAINT}]
+    return set(sorted(out)[:MAX_NAMED]) | set(sorted(tainted)[:MAX_NAMED])
 
 
 def requirements(selector: str) -> frozenset[str]:
@@ -283,6 +288,19 @@ def requirements(selector: str) -> frozenset[str]:
             start = i + 1
     parts.append(selector[start:])
     return frozenset(p.strip() for p in parts if p.strip())
+
+
+def troubled_daemon_pods(answers: Iterable[Result]) -> list[Pod]:
+    """DaemonSet pods (a node's GPU stack) among the pods read on nodes that are not running ready: their
+    Warning events (FailedCreatePodSandBox, BackOff) say why, and the whole-cluster run quotes them."""
+    out = [p for source, recs, st in answers if st is None for p in recs or ()
+           if isinstance(p, Pod) and p.is_daemonset and not p.terminal
+           and (p.phase != "Running" or any(not c.ready for c in p.containers))]
+    return out[:MAX_NAMED]
+
+
+def pod_events_selector(name: str) -> str:
+    return f"involvedObject.kind=Pod,involvedObject.name={name}"
 
 
 def _names(records: Iterable[Node | NodeClaim]) -> set[str]:

@@ -164,8 +164,10 @@ def _repository(image: str) -> str:
 
 
 def _host_plugin(node: Node, vendor: str) -> str:
-    """Bottlerocket's NVIDIA variants and EKS Auto Mode run the NVIDIA device plugin on the host."""
-    return plugin_on_host(node) if vendor == NVIDIA else ""
+    """Bottlerocket's NVIDIA variants and EKS Auto Mode run the NVIDIA device plugin on the host; EKS Auto Mode runs
+    the Neuron one there too ('includes the drivers and device plugins ... NVIDIA and Amazon Neuron', AWS docs)."""
+    host = plugin_on_host(node)
+    return host if vendor == NVIDIA or (vendor == NEURON and host == "EKS Auto Mode") else ""
 
 
 def _selects(ds: DaemonSet, node: Node) -> bool:
@@ -177,6 +179,9 @@ def node_stack(snap: Snapshot, node: Node) -> Stack:
     vendor = node_vendor(node)
     platform = node_platform(node)
     if vendor == NEURON:
+        host = _host_plugin(node, vendor)
+        if host:
+            return Stack(vendor, "host", platform, "aws.amazon.com/neuron", (), host=host)
         return Stack(vendor, "device-plugin" if _any(snap, NEURON_LAYERS) else "none", platform,
                      "aws.amazon.com/neuron", NEURON_LAYERS)
     if vendor == AMD:
@@ -393,12 +398,14 @@ def diagnose_node(snap: Snapshot, node: Node) -> Diagnosis:
     """The first broken layer of the node's stack (for a node that advertises none of its accelerators)."""
     stack = node_stack(snap, node)
     if stack.provider == "host":
+        why = ("driver/NVML problem or its settings.kubelet-device-plugins.nvidia settings" if stack.vendor == NVIDIA
+               else f"{stack.vendor_name} driver problem")
         return Diagnosis(stack, "host device plugin",
                          f"its device plugin runs as a host service on {stack.host} (no DaemonSet) and registered no "
-                         "GPUs (driver/NVML problem or its settings.kubelet-device-plugins.nvidia settings)",
-                         (_host_evidence(node, stack.host),), ("gputui debug node/" + node.name,),
+                         f"{'GPUs' if stack.vendor == NVIDIA else 'devices'} ({why})",
+                         (_host_evidence(node, stack.host),), (health_command(node),),
                          "There is no plugin pod to fix: look at the host's driver with a debug pod; replace the node "
-                         "if the GPUs do not come back.")
+                         "if the accelerators do not come back.")
     variant = bottlerocket_variant(node)
     if stack.vendor == NVIDIA and variant and "nvidia" not in variant:
         return _bottlerocket_without_nvidia(snap, node, stack, variant)

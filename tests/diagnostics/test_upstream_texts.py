@@ -332,3 +332,15 @@ def test_a_time_sliced_mig_profile_renamed_by_default_is_not_a_missing_partition
     assert "renameByDefault" in f.remediation.text, f.remediation.text
     assert not any("nvidia.com/mig.config=" in c for c in f.remediation.commands), f.remediation.commands
     assert any("nvidia.com/mig-1g.10gb.shared=1" in c for c in f.remediation.commands), f.remediation.commands
+
+
+def test_eks_auto_mode_runs_the_neuron_plugin_on_the_host_too() -> None:
+    """AWS 'Deploy an accelerated workload' (EKS Auto Mode): 'includes the drivers and device plugins required for
+    certain instance types, such as NVIDIA and Amazon Neuron drivers. You do not have to install or update these
+    components' (Trainium, Inferentia, NVIDIA). No DaemonSet is expected; installing the Neuron chart is no fix."""
+    from tests.diagnostics.test_accelerator_stack import NEURON_NODE
+    auto = NEURON_NODE.replace("karpenter.sh/nodepool: gpu", "karpenter.sh/nodepool: gpu\n    eks.amazonaws.com/compute-type: auto")
+    (f,) = run(snapshot(auto), only=["gpu-not-advertised"]).findings
+    assert "EKS Auto Mode" in f.title and "no AWS Neuron device plugin DaemonSet" not in f.title, f.title
+    text = f.remediation.text + " ".join(f.remediation.commands)
+    assert "helm" not in text and "nvidia" not in text.lower(), text

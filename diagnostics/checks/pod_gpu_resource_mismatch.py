@@ -15,6 +15,7 @@ from diagnostics.snapshot import Snapshot
 from diagnostics.workloads import owner_workload
 
 GPU = "nvidia.com/gpu"
+GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
 RENAMED = ".shared"
 """What renameByDefault appends to a time-sliced resource's name (k8s-device-plugin DefaultSharedResourceNameSuffix)."""
 
@@ -175,6 +176,25 @@ def _finding(pod: Pod, m: _Mismatch) -> Finding:
                 "device plugin's sharing config so the profile keeps its name.")
         if set_cmd:
             commands.append(swap(renamed))
+    elif m.resource.startswith(MIG_PREFIX) and any(n.labels.get(GKE_PARTITION) for n in m.nodes):
+        # GKE advertises each MIG partition as nvidia.com/gpu; the node label names the partition size. There is no
+        # MIG manager to relabel: a node pool is created with the size (gcloud --accelerator ...,gpu-partition-size).
+        profile = m.resource[len(MIG_PREFIX):]
+        sizes = sorted({n.labels[GKE_PARTITION] for n in m.nodes if n.labels.get(GKE_PARTITION)})
+        title = (f"{pod.namespace}/{pod.name} asks for {m.resource}, but GKE advertises MIG partitions as "
+                 f"nvidia.com/gpu (partition size {', '.join(sizes)} on {where})")
+        text = (f"Request nvidia.com/gpu and select the partition with nodeSelector {GKE_PARTITION}={profile}"
+                + ("." if profile in sizes else
+                   f"; no candidate node is cut into {profile}: create a node pool with gpu-partition-size={profile}."))
+        if set_cmd:
+            commands.append(swap(GPU))
+        if profile not in sizes:
+            gke = next(n for n in m.nodes if n.labels.get(GKE_PARTITION))
+            accel = gke.labels.get("cloud.google.com/gke-accelerator", "ACCELERATOR")
+            count = gke.labels.get("cloud.google.com/gke-accelerator-count", "1")
+            commands.append(f"gcloud container node-pools create {accel.replace('nvidia-', '')}-{profile.replace('.', '-')} "
+                            f"--cluster CLUSTER --accelerator type={accel},count={count},gpu-partition-size={profile}"
+                            f" --machine-type {gke.instance_type or 'MACHINE_TYPE'}")
     elif m.resource.startswith(MIG_PREFIX):
         profile = m.resource[len(MIG_PREFIX):]
         offer = _offer_text(migs) if migs else _offer_text(m.offered)
@@ -222,8 +242,13 @@ def _finding(pod: Pod, m: _Mismatch) -> Finding:
                 "first).")
         if m.nodes:
             commands.append(f"kubectl label node {m.nodes[0].name} nvidia.com/mig.config=all-disabled --overwrite")
-    commands.append("kubectl get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy,nvidia.com/gpu.replicas,"
-                    "nvidia.com/gpu.product")
+    if any(n.labels.get(GKE_PARTITION) or n.labels.get("cloud.google.com/gke-max-shared-clients-per-gpu")
+           for n in m.nodes):
+        commands.append(f"kubectl get nodes -L cloud.google.com/gke-accelerator,{GKE_PARTITION},"
+                        "cloud.google.com/gke-gpu-sharing-strategy,cloud.google.com/gke-max-shared-clients-per-gpu")
+    else:
+        commands.append("kubectl get nodes -L nvidia.com/mig.config,nvidia.com/mig.strategy,nvidia.com/gpu.replicas,"
+                        "nvidia.com/gpu.product")
     return Finding(subject=pod.ref, title=title, evidence=tuple(ev), remediation=Remediation(text, tuple(commands)),
                    related=tuple(n.ref for n in m.nodes[:8]) + ((wl.ref,) if wl.kind != "Pod" else ()))
 

@@ -344,3 +344,31 @@ def test_eks_auto_mode_runs_the_neuron_plugin_on_the_host_too() -> None:
     assert "EKS Auto Mode" in f.title and "no AWS Neuron device plugin DaemonSet" not in f.title, f.title
     text = f.remediation.text + " ".join(f.remediation.commands)
     assert "helm" not in text and "nvidia" not in text.lower(), text
+
+
+def test_gke_mig_partitions_are_requested_as_nvidia_gpu_with_the_partition_size_selector() -> None:
+    """GKE advertises each MIG partition as nvidia.com/gpu and labels the node cloud.google.com/gke-gpu-partition-size
+    (gcloud --accelerator ...,gpu-partition-size=1g.5gb); workloads select that label and request nvidia.com/gpu."""
+    node = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: gke-ml-a100-mig-6d2c1b0a-k3j9
+  labels:
+    cloud.google.com/gke-nodepool: a100-mig
+    cloud.google.com/gke-accelerator: nvidia-tesla-a100
+    cloud.google.com/gke-accelerator-count: "1"
+    cloud.google.com/gke-gpu-partition-size: 1g.5gb
+    node.kubernetes.io/instance-type: a2-highgpu-1g
+    node-type: mig
+spec: {providerID: gce://p/us-central1-a/gke-ml-a100-mig-6d2c1b0a-k3j9,
+       taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]}
+status:
+  conditions: [{type: Ready, status: "True"}]
+  capacity: {nvidia.com/gpu: "7"}
+  allocatable: {nvidia.com/gpu: "7"}
+"""
+    from tests.diagnostics.checks.test_pod_gpu_resource_mismatch import pending
+    (f,) = run(snapshot(node, pending("nvidia.com/mig-1g.5gb", "mig")), only=["pod-gpu-resource-mismatch"]).findings
+    assert "cloud.google.com/gke-gpu-partition-size" in f.remediation.text, f.remediation.text
+    assert not any("nvidia.com/mig.config" in c for c in f.remediation.commands), f.remediation.commands

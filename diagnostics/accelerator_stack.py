@@ -481,6 +481,7 @@ def _bottlerocket_without_nvidia(snap: Snapshot, node: Node, stack: Stack, varia
         f"aws-k8s-<version>-nvidia one. Then replace this node.")
 
 
+NFD_PCI = "feature.node.kubernetes.io/pci-10de.present"
 GKE_NO_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_DRIVER_LABEL = "cloud.google.com/gke-gpu-driver-version"
 GKE_INSTALLER = "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/master/" \
@@ -575,6 +576,7 @@ def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemons
                              note="node labels do not match")]
         fix = f"Give the node the labels the {layer.name} DaemonSet selects, or widen its nodeSelector/affinity."
         labelling = False  # labels another component sets after the node joins (NFD, the operator, GFD)
+        extra: tuple[str, ...] = ()
         if stack.provider == "gpu-operator" and node.labels.get("nvidia.com/gpu.present") != "true":
             cause = ("the GPU Operator did not label the node nvidia.com/gpu.present=true (Node Feature Discovery "
                      "found no NVIDIA PCI device: its worker pod is missing on the node or lacks a toleration)")
@@ -584,6 +586,19 @@ def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemons
             labelling = True
         elif any(k.startswith(("nvidia.com/", "feature.node.kubernetes.io/")) for k in missing):
             labelling = True
+        elif NFD_PCI in {r.key for term in ds.required_affinity for r in term} and NFD_PCI not in node.labels:
+            # k8s-device-plugin chart's default affinity: NFD's PCI label, the Tegra CPU label or a forced
+            # nvidia.com/gpu.present; the chart runs NFD only with nfd.enabled or gfd.enabled.
+            cause += (f" (its affinity wants Node Feature Discovery's {NFD_PCI}=true or nvidia.com/gpu.present=true, "
+                      "and NFD has not labelled the node)")
+            fix = ("Run Node Feature Discovery on the node (the plugin's chart deploys it with nfd.enabled=true), or "
+                   "label the node nvidia.com/gpu.present=true - for Karpenter in the NodePool's "
+                   "spec.template.metadata.labels, so that every new node has it.")
+            release = ds.meta.labels.get("app.kubernetes.io/instance", "")
+            extra = ((f"helm upgrade {release} nvdp/nvidia-device-plugin -n {ds.meta.namespace} --reuse-values "
+                      "--set nfd.enabled=true",) if release else ())
+            extra += (f"kubectl label node {node.name} nvidia.com/gpu.present=true",)
+            labelling = True
         if stack.vendor == NEURON and any(r.key in ("node.kubernetes.io/instance-type",
                                                     "beta.kubernetes.io/instance-type")
                                           for term in ds.required_affinity for r in term):
@@ -591,8 +606,8 @@ def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemons
             cause += f" (its affinity lists instance types, and {node.instance_type or 'this type'} is not one)"
             fix = (f"Add {node.instance_type or 'the instance type'} to the Neuron chart's instance list "
                    "(neuronInstances) or upgrade the chart.")
-        return Diagnosis(stack, layer.name, cause, tuple(ev), (f"kubectl get node {node.name} --show-labels",), fix,
-                         progressing=labelling)
+        return Diagnosis(stack, layer.name, cause, tuple(ev), extra + (f"kubectl get node {node.name} --show-labels",),
+                         fix, progressing=labelling)
     ds = selecting[0]
     blocked = untolerated(ds, node)
     if blocked:

@@ -372,3 +372,42 @@ status:
     (f,) = run(snapshot(node, pending("nvidia.com/mig-1g.5gb", "mig")), only=["pod-gpu-resource-mismatch"]).findings
     assert "cloud.google.com/gke-gpu-partition-size" in f.remediation.text, f.remediation.text
     assert not any("nvidia.com/mig.config" in c for c in f.remediation.commands), f.remediation.commands
+
+
+NVDP_CHART_DS = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: nvdp-nvidia-device-plugin
+  namespace: nvidia-device-plugin
+  labels: {app.kubernetes.io/name: nvidia-device-plugin, app.kubernetes.io/instance: nvdp}
+spec:
+  selector: {matchLabels: {app.kubernetes.io/name: nvidia-device-plugin, app.kubernetes.io/instance: nvdp}}
+  template:
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions: [{key: feature.node.kubernetes.io/pci-10de.present, operator: In, values: ["true"]}]
+            - matchExpressions: [{key: feature.node.kubernetes.io/cpu-model.vendor_id, operator: In, values: ["NVIDIA"]}]
+            - matchExpressions: [{key: nvidia.com/gpu.present, operator: In, values: ["true"]}]
+      tolerations: [{key: CriticalAddonsOnly, operator: Exists}, {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers: [{name: nvidia-device-plugin-ctr, image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}]
+status: {desiredNumberScheduled: 0, numberReady: 0}
+"""
+
+
+def test_the_device_plugin_charts_default_affinity_without_nfd_names_nfd() -> None:
+    """k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml: the default affinity requires NFD's
+    feature.node.kubernetes.io/pci-10de.present=true (or cpu-model.vendor_id=NVIDIA, or nvidia.com/gpu.present=true);
+    the chart deploys NFD only with nfd.enabled or gfd.enabled (Chart.yaml condition). Without NFD the DaemonSet
+    wants 0 pods: the fix is NFD or the label, named."""
+    from tests.diagnostics.test_accelerator_stack import NODE
+    node = "\n".join(ln for ln in NODE.splitlines() if "nvidia.com/gpu.deploy." not in ln and "gpu.present" not in ln)
+    (f,) = run(snapshot(node, NVDP_CHART_DS), only=["gpu-not-advertised"]).findings
+    assert "Node Feature Discovery" in f.title and "feature.node.kubernetes.io/pci-10de.present" in f.title, f.title
+    cmds = f.remediation.commands
+    assert ("helm upgrade nvdp nvdp/nvidia-device-plugin -n nvidia-device-plugin --reuse-values --set nfd.enabled=true"
+            in cmds), cmds
+    assert "kubectl label node ip-10-0-12-34.ec2.internal nvidia.com/gpu.present=true" in cmds

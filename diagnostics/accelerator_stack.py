@@ -482,6 +482,7 @@ def _bottlerocket_without_nvidia(snap: Snapshot, node: Node, stack: Stack, varia
 
 
 NFD_PCI = "feature.node.kubernetes.io/pci-10de.present"
+OPERANDS_OFF = "nvidia.com/gpu.deploy.operands"
 GKE_NO_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_DRIVER_LABEL = "cloud.google.com/gke-gpu-driver-version"
 GKE_INSTALLER = "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/master/" \
@@ -577,7 +578,16 @@ def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemons
         fix = f"Give the node the labels the {layer.name} DaemonSet selects, or widen its nodeSelector/affinity."
         labelling = False  # labels another component sets after the node joins (NFD, the operator, GFD)
         extra: tuple[str, ...] = ()
-        if stack.provider == "gpu-operator" and node.labels.get("nvidia.com/gpu.present") != "true":
+        if stack.provider == "gpu-operator" and node.labels.get(OPERANDS_OFF) == "false":
+            # The operator removes every nvidia.com/gpu.deploy.* label from such a node (controllers/state_manager.go
+            # updateGPUStateLabels): a deploy label added by hand is taken away again.
+            cause = f"the GPU Operator's operands are turned off on this node ({OPERANDS_OFF}=false)"
+            ev.append(Evidence.field(node.ref, f"metadata.labels[{OPERANDS_OFF}]", "false",
+                                     note="the operator removes every nvidia.com/gpu.deploy.* label"))
+            fix = (f"If the node should run the operator's GPU stack, remove {OPERANDS_OFF}=false; the operator then "
+                   "labels it and deploys the driver, toolkit and device plugin.")
+            extra = (f"kubectl label node {node.name} {OPERANDS_OFF}-",)
+        elif stack.provider == "gpu-operator" and node.labels.get("nvidia.com/gpu.present") != "true":
             cause = ("the GPU Operator did not label the node nvidia.com/gpu.present=true (Node Feature Discovery "
                      "found no NVIDIA PCI device: its worker pod is missing on the node or lacks a toleration)")
             ev.append(Evidence.field(node.ref, "metadata.labels[feature.node.kubernetes.io/pci-10de.present]",

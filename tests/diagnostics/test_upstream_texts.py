@@ -411,3 +411,15 @@ def test_the_device_plugin_charts_default_affinity_without_nfd_names_nfd() -> No
     assert ("helm upgrade nvdp nvdp/nvidia-device-plugin -n nvidia-device-plugin --reuse-values --set nfd.enabled=true"
             in cmds), cmds
     assert "kubectl label node ip-10-0-12-34.ec2.internal nvidia.com/gpu.present=true" in cmds
+
+
+def test_operands_turned_off_on_the_node_are_named_not_told_to_add_deploy_labels() -> None:
+    """gpu-operator controllers/state_manager.go updateGPUStateLabels: nvidia.com/gpu.deploy.operands=false removes every
+    nvidia.com/gpu.deploy.* label ('Operands are disabled for node'); adding one back by hand is undone."""
+    from tests.diagnostics.test_accelerator_stack import NODE, OPERATOR
+    node = "\n".join(ln for ln in NODE.splitlines() if "nvidia.com/gpu.deploy." not in ln).replace(
+        '    nvidia.com/gpu.present: "true"', '    nvidia.com/gpu.present: "true"\n    nvidia.com/gpu.deploy.operands: "false"')
+    (f,) = run(snapshot(node, OPERATOR), only=["gpu-not-advertised"]).findings
+    assert "nvidia.com/gpu.deploy.operands=false" in f.title, f.title
+    assert "kubectl label node ip-10-0-12-34.ec2.internal nvidia.com/gpu.deploy.operands-" in f.remediation.commands
+    assert "Give the node the labels" not in f.remediation.text

@@ -103,6 +103,11 @@ def test_every_target_reports_what_the_whole_cluster_reports_about_it(
         about = {_key(f): f["severity"] for f in whole["findings"] if f["subject"] == node}
         seen = {_key(f) for f in data["findings"]}
         assert set(about) <= seen, (name, node, set(about) - seen)
+        # The same finding, word for word: the node's pods, its stack pods' events, its claim and pool were read.
+        titles = {_key(f): f["title"] for f in data["findings"]}
+        for f in whole["findings"]:
+            if f["subject"] == node:
+                assert titles[_key(f)] == f["title"], (name, node)
         worst = max((BADNESS[SEVERITY_EXIT[s]] for s in about.values()), default=0)
         assert BADNESS[ExitCode(code)] >= worst, (name, node, code)
         if about:

@@ -1,7 +1,7 @@
 """A targeted diagnosis reports what the whole-cluster one reports about that object (issue #18).
 
 For every demo scenario in gputui/sim/scenarios (enumerated, never a hand-picked list), every pending
-GPU pod and every GPU node: `gputui diagnose pod/P` (resp. `node/N`), run for real through the CLI and
+GPU pod and every GPU node (and every NodeClaim and NodePool the whole run reports on): `gputui diagnose pod/P` (resp. `node/N`), run for real through the CLI and
 its scoped reads, names the root cause the whole-cluster run links to P (resp. reports every finding
 the whole run has about N), and exits the same or worse. A pending pod the whole run cannot explain is
 "pending, cause not determined" (exit 4), never "No problems found".
@@ -112,6 +112,15 @@ def test_every_target_reports_what_the_whole_cluster_reports_about_it(
         assert BADNESS[ExitCode(code)] >= worst, (name, node, code)
         if about:
             assert data["verdict"] != "no problems found", (name, node)
+
+    # NodeClaims and NodePools the whole run reports on: their own diagnosis reports the same findings.
+    for target in sorted({f["subject"] for f in whole["findings"]
+                          if f["subject"].split("/")[0] in ("nodeclaim", "nodepool")}):
+        code, data = diagnose(cfg, target, capsys)
+        about = {_key(f): f["severity"] for f in whole["findings"] if f["subject"] == target}
+        assert set(about) <= {_key(f) for f in data["findings"]}, (name, target)
+        worst = max(BADNESS[SEVERITY_EXIT[s]] for s in about.values())
+        assert BADNESS[ExitCode(code)] >= worst, (name, target, code)
 
 
 def test_a_pending_pod_reads_its_verdict_first(capsys: pytest.CaptureFixture[str], tmp_path: Path,

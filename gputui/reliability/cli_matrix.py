@@ -30,7 +30,8 @@ MEANINGS: dict[int, str] = {
     ExitCode.INTERNAL: "internal error (a bug: one line, `GPUTUI_DEBUG=1` for the traceback)",
     ExitCode.USAGE: "usage error: bad target, flag, kubeconfig, context, bundle file; an unknown target",
     ExitCode.FINDINGS_ERROR: "at least one error or critical finding",
-    ExitCode.FINDINGS_WARNING: "warnings only",
+    ExitCode.FINDINGS_WARNING: ("warnings only; or not an all-clear: a check kept from looking, or a pending "
+                                "pod target nothing explains"),
     ExitCode.UNREACHABLE: "cluster unreachable",
     DEBUG_POD_FAILED: "`debug`: the debug pod could not run nvidia-smi (reason printed)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",

@@ -6,6 +6,11 @@ import os
 from datetime import datetime, timezone
 
 
+def frozen() -> bool:
+    """GPUTUI_NOW is set: every source should answer as of then (Prometheus is asked at that time)."""
+    return bool(os.environ.get("GPUTUI_NOW"))
+
+
 def now() -> datetime:
     fixed = os.environ.get("GPUTUI_NOW")
     if fixed:

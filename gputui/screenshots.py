@@ -1,8 +1,11 @@
 """`python -m gputui.screenshots`: regenerate screenshots/ from `gputui demo` under Textual's run_test.
 
-The same shots (scenario, size, keys) drive the SVG snapshot tests (tests/tui/test_snapshots.py),
-so the README pictures never drift from what the tests check. Time is frozen at the scenario's
-referenceTime (GPUTUI_NOW) and the simulator does not shift times, so every age is stable.
+The whole demo, as `gputui demo` runs it: the simulated cluster plus the demo's Prometheus and AWS
+(moto), so the README shows the incident the demo shows (tests/tui/test_screenshots.py fails when
+they differ). The same shots (scenario, size, keys) drive the SVG snapshot tests
+(tests/tui/test_snapshots.py, on the cluster alone). Time is frozen at the scenario's
+referenceTime (GPUTUI_NOW) and the simulator does not shift times, so every age is stable; the demo
+Prometheus draws the same values whatever the day.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.pilot import Pilot
 
@@ -69,16 +72,18 @@ def frozen_clock(scenario: str) -> Iterator[None]:
 
 
 def build_app(kubeconfig: str | Path, *, title: str, read_only: bool = False, namespace: str | None = None,
-              context: str | None = None) -> GputuiApp:
+              context: str | None = None, sources: tuple[Any, Any] = (None, None)) -> GputuiApp:
     """A GputuiApp on a live session against `kubeconfig` (what `gputui demo` runs); `:ctx` / `:ns`
     build new sessions from the same file."""
     from gputui.kubeapi import Api, load
     from gputui.live import LiveSession
     from gputui.tui.app import GputuiApp, kube_contexts
 
+    prometheus, aws = sources
+
     def new_session(ctx: str | None, ns: str | None) -> LiveSession:
         client, info = load(str(kubeconfig), ctx)
-        return LiveSession(Api(client), info, namespace=ns)
+        return LiveSession(Api(client), info, namespace=ns, prometheus=prometheus, aws=aws)
 
     return GputuiApp(session=new_session(context, namespace), title=title, read_only=read_only, namespace=namespace,
                      new_session=new_session, contexts=lambda: kube_contexts(str(kubeconfig)))
@@ -90,12 +95,39 @@ async def settle(pilot: Pilot[object], timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         await pilot.pause(0.05)
-        if getattr(app, "settled", True):
+        if getattr(app, "settled", True) and not _loading(app):
             break
     else:
         raise TimeoutError("the TUI did not settle")
     await pilot.pause(0.1)
     await pilot.wait_for_scheduled_animations()
+
+
+def _loading(app: object) -> bool:
+    """A source (Prometheus, AWS) has not answered its first round yet."""
+    from diagnostics.snapshot import SourceState
+
+    snap = getattr(app, "snapshot", None)
+    return snap is not None and any(s.state is SourceState.LOADING for s in snap.sources.values())
+
+
+@contextmanager
+def demo_sources(cluster: Any) -> Iterator[tuple[Any, Any]]:
+    """The demo's Prometheus and AWS for `cluster`'s scenario, started as `gputui demo` starts them,
+    as (PrometheusSettings or None, AwsConfig or None); stopped afterwards."""
+    from gputui import clock
+    from gputui.commands.demo import DemoExtras
+    from gputui.config import aws_config, prometheus_settings
+
+    args = argparse.Namespace(prometheus_url=None, prometheus_selector=None, aws_profile=None, aws_region=None)
+    # Anchored at the frozen clock, which the live session then asks Prometheus about: same values any day.
+    extras = DemoExtras.start(cluster, now=clock.now())
+    extras.apply(args)
+    try:
+        yield (prometheus_settings(args) if args.prometheus_url else None,
+               aws_config(args) if "AWS_ENDPOINT_URL" in extras.env else None)
+    finally:
+        extras.stop()
 
 
 async def play(pilot: Pilot[object], keys: Sequence[str]) -> None:
@@ -107,8 +139,8 @@ async def play(pilot: Pilot[object], keys: Sequence[str]) -> None:
     await settle(pilot)
 
 
-async def capture(shot: Shot, kubeconfig: str | Path, out_dir: Path) -> Path:
-    app = build_app(kubeconfig, title=f"demo: {shot.scenario}", read_only=shot.read_only)
+async def capture(shot: Shot, kubeconfig: str | Path, out_dir: Path, sources: tuple[Any, Any] = (None, None)) -> Path:
+    app = build_app(kubeconfig, title=f"demo: {shot.scenario}", read_only=shot.read_only, sources=sources)
     async with app.run_test(size=shot.size) as pilot:
         await play(pilot, shot.keys)
         path = app.save_screenshot(f"{shot.name}.svg", path=str(out_dir))
@@ -126,10 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for scenario in dict.fromkeys(s.scenario for s in shots):
         with frozen_clock(scenario), SimCluster(scenario, shift_to_now=False) as sim, \
-                tempfile.TemporaryDirectory(prefix="gputui-shots-") as tmp:
+                tempfile.TemporaryDirectory(prefix="gputui-shots-") as tmp, demo_sources(sim) as sources:
             kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
             for shot in (s for s in shots if s.scenario == scenario):
-                path = asyncio.run(capture(shot, kubeconfig, args.out))
+                path = asyncio.run(capture(shot, kubeconfig, args.out, sources))
                 print(f"wrote {path}")
     return 0
 

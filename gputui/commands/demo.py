@@ -9,6 +9,7 @@ import signal
 import sys
 import tempfile
 import threading
+from datetime import datetime
 from pathlib import Path
 
 from gputui.cli import UsageError
@@ -77,7 +78,8 @@ class DemoExtras:
         self._saved: dict[str, str | None] = {}
 
     @classmethod
-    def start(cls, cluster) -> DemoExtras:  # type: ignore[no-untyped-def]
+    def start(cls, cluster, now: datetime | None = None) -> DemoExtras:  # type: ignore[no-untyped-def]
+        """`now`: where the Prometheus history is anchored (the wall clock; screenshots pass a frozen one)."""
         self = cls()
         objects = [o for objs in cluster.scenario.objects.values() for o in objs] if cluster.scenario else []
         try:
@@ -85,7 +87,7 @@ class DemoExtras:
             from gputui.sources.prometheus_local import LocalPrometheusError
 
             try:
-                started = start_demo_prometheus(objects)
+                started = start_demo_prometheus(objects, now=now)
             except LocalPrometheusError as exc:
                 print(f"gputui demo: Prometheus did not start ({exc}); metric checks will be skipped",
                       file=sys.stderr)

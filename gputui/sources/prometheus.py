@@ -25,6 +25,7 @@ from urllib3.util.retry import Retry
 
 from diagnostics.metric_facts import NEEDS, QUERIES, MetricFacts, Sample, absent_metrics
 from diagnostics.snapshot import SourceState, SourceStatus, utcnow
+from gputui import clock
 from gputui.sources.poller import PollerThread
 from gputui.kubeapi import Api, KubeError, innermost, reason_of
 
@@ -404,8 +405,9 @@ class PrometheusPoller(PollerThread):
     def poll_once(self) -> SourceStatus:
         """One round, synchronously: resolve, query, store. Returns the status it recorded."""
         try:
+            # A frozen clock (screenshots, replays): Prometheus answers as of then too, not as of its wall clock.
             ep, facts = query_any_prefix(self._endpoint(), timeout=self.settings.timeout, now=self.now,
-                                         selector=self.settings.selector)
+                                         selector=self.settings.selector, at=self.now() if clock.frozen() else None)
         except PrometheusUnavailable as exc:
             status = exc.status
             if status.state is not SourceState.NOT_CONFIGURED:

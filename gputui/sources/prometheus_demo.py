@@ -16,11 +16,10 @@ Roles come from the objects, never from their names, so any scenario works:
 The history runs on past start-up (`FUTURE`): Prometheus answers at the wall clock, and a history
 that ended at start-up made the demo change its story after a few minutes (the Xid gone, the metric
 checks "not exported"). Every rule above stays steady from then on, one sample every five minutes
-(`FUTURE_STEP`, to keep the backfill quick): every half hour a new pod lands on the fallen GPU and
-its Xid 79 series (dcgm-exporter labels a GPU's series with the pod holding it) is new in the last
-hour, as on a real node that keeps being scheduled onto (the RMA check ignores those labels, so it
-counts no new failure); the launch failures go on at the same rate; utilisation and temperatures
-keep their shape.
+(`FUTURE_STEP`, to keep the backfill quick): every half hour the fallen GPU is reset (its Xid gauge
+reads 0 for one sample) and falls off the bus again, so the last hour always holds a new Xid 79 -
+a GPU that keeps failing, as the RMA check already says (its count of occurrences grows); the
+launch failures go on at the same rate; utilisation and temperatures keep their shape.
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ FUTURE = 12 * 3600
 FUTURE_STEP = 300
 """Seconds between samples past start-up (every range the checks query holds at least one)."""
 XID_RETRY = 1800
-"""Every this many seconds after start-up another pod lands on the fallen GPU (see the module doc)."""
+"""Every this many seconds after start-up the fallen GPU is reset and falls off again (see the module doc)."""
 ICE_WINDOW = 900
 """Launch failures are spread so that any 15-minute window holds the scenario's count."""
 
@@ -182,7 +181,8 @@ def plan_from_objects(objects: Iterable[Mapping[str, Any]]) -> DemoPlan:
 
 
 def _jitter(*parts: object) -> float:
-    """Deterministic 0..1 noise: the same demo always draws the same curves."""
+    """Deterministic 0..1 noise: the same demo always draws the same curves (seeded by the time from
+    start-up, not the wall clock, so screenshots taken on another day show the same values)."""
     h = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
     return h[0] / 255.0
 
@@ -198,16 +198,15 @@ def _week_before(t0: float, now: float) -> list[tuple[float, float]]:
 
 def _xid_series(om: OpenMetrics, labels: Mapping[str, str], alive: list[float], now: float,
                 week: list[tuple[float, float]]) -> None:
-    """The fallen GPU's Xid gauge: 79 since 20 minutes before start-up; after start-up, every
-    XID_RETRY seconds, on a series labelled with the next pod that landed on it."""
-    om.add("DCGM_FI_DEV_XID_ERRORS", labels, week + [(t, 79 if t >= now - 1200 else 0) for t in alive
-                                                    if t < now + XID_RETRY])
-    later = [t for t in alive if t >= now + XID_RETRY]
-    for k in range(1, int((later[-1] - now) // XID_RETRY) + 1 if later else 1):
-        slot = [t for t in later if now + k * XID_RETRY <= t < now + (k + 1) * XID_RETRY]
-        if slot:
-            pod = dict(labels, namespace=labels.get("namespace") or "ml", pod=f"retry-{k}-{labels.get('pod') or 'job'}")
-            om.add("DCGM_FI_DEV_XID_ERRORS", pod, ((t, 79) for t in slot))
+    """The fallen GPU's Xid gauge: 79 since 20 minutes before start-up; after start-up, 0 for one
+    sample every XID_RETRY seconds (a reset), then 79 again (it fell off again)."""
+    def value(t: float) -> int:
+        if t < now - 1200:
+            return 0
+        since = t - now
+        return 0 if since >= XID_RETRY and since % XID_RETRY < FUTURE_STEP else 79
+
+    om.add("DCGM_FI_DEV_XID_ERRORS", labels, week + [(t, value(t)) for t in alive])
 
 
 def openmetrics_for(plan: DemoPlan, now: float, future: float = FUTURE) -> str:
@@ -228,9 +227,9 @@ def openmetrics_for(plan: DemoPlan, now: float, future: float = FUTURE) -> str:
                       "namespace": pod[0], "pod": pod[1]}
             fell_off = node.xid79_gpu == i
             if node.idle:
-                util = [round(2 * _jitter(node.name, i, t)) for t in alive]
+                util = [round(2 * _jitter(node.name, i, round(t - now))) for t in alive]
             else:
-                util = [55 + round(40 * _jitter(node.name, i, t)) for t in alive]
+                util = [55 + round(40 * _jitter(node.name, i, round(t - now))) for t in alive]
             sampled = alive
             if fell_off:
                 util = [u if t < now - 1200 else 0 for u, t in zip(util, alive, strict=True)]
@@ -239,7 +238,7 @@ def openmetrics_for(plan: DemoPlan, now: float, future: float = FUTURE) -> str:
                 sampled = [t for t in alive if t <= now]
                 util = util[:len(sampled)]
             om.add("DCGM_FI_DEV_GPU_UTIL", labels, zip(sampled, util, strict=True))
-            temps = ((t, (34 if u < 5 else 60) + round(6 * _jitter("t", node.name, i, t)))
+            temps = ((t, (34 if u < 5 else 60) + round(6 * _jitter("t", node.name, i, round(t - now))))
                      for t, u in zip(sampled, util, strict=True))
             om.add("DCGM_FI_DEV_GPU_TEMP", labels, temps)
             if fell_off:

@@ -59,6 +59,8 @@ class OverviewScreen(DataScreen):
         """Per table, per row key: the row last tested against the filter and the verdict."""
         self.sorts: dict[str, Sort] = {}
         """Per table: the user's sort (Shift+N/A/S), else gputui's worst-first order."""
+        self._fitted_for: object = None
+        """The diagnosis the columns were last measured for (see KeyedTable.refit)."""
         self.wide = False
         """Ctrl+W: every column at full width (scroll sideways), as k9s's wide toggle."""
 
@@ -85,6 +87,8 @@ class OverviewScreen(DataScreen):
         f = self.row_filter
         self._findings = frame.findings
         width = max(20, self.size.width - 2)
+        refit = frame.diagnosis is not self._fitted_for
+        self._fitted_for = frame.diagnosis
         for tid, title, columns in TABLES:
             table = self.query_one(f"#{tid}", KeyedTable)
             all_rows = frame.tables[tid]
@@ -96,6 +100,8 @@ class OverviewScreen(DataScreen):
             if sort is not None and sort.by:
                 shown = sort_rows(shown, columns, sort)
             table.sync(shown)
+            if refit:  # columns fit what is shown now, not the widest value ever shown
+                table.refit()
             table.set_widths([None] * len(columns) if self.wide
                              else fit_widths(columns, table.natural_widths(), width))
             if tid == "findings":

@@ -106,6 +106,23 @@ class KeyedTable(DataTable[Text]):
         """Each column's content width (what it needs to show every cell whole)."""
         return [c.content_width for c in self.ordered_columns]
 
+    def refit(self) -> bool:
+        """Measure every column again from the rows shown: widths otherwise only grow (`_grow`), so a
+        long value that went away (a finding replaced by a shorter one) kept its column wide. O(cells):
+        the overview calls it once per diagnosis, not per frame. True when a width changed."""
+        changed = False
+        rows = list(self._shown.values()) or [self._placeholder]
+        for i, col in enumerate(self.ordered_columns):
+            label = col.label.cell_len if isinstance(col.label, Text) else len(str(col.label))
+            width = max([label, *(r.cells[i].cell_len for r in rows if i < len(r.cells))])
+            if width != col.content_width:
+                col.content_width, changed = width, True
+        if changed:
+            self._clear_caches()
+            self._require_update_dimensions = True
+            self.refresh()
+        return changed
+
     def set_widths(self, widths: Sequence[int | None]) -> bool:
         """Cut columns to these widths (None: natural width); True when anything changed."""
         changed = False

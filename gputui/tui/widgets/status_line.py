@@ -7,7 +7,7 @@ from datetime import datetime
 from rich.text import Text
 from textual.widgets import Static
 
-from diagnostics.snapshot import Snapshot, SourceState
+from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState
 from gputui.tui.honesty import LEVEL_STYLE, sight
 
 STATE_STYLE = {
@@ -59,7 +59,9 @@ def status_text(snap: Snapshot | None, *, bundle_time: datetime | None = None, e
         elif s.detail and s.state is not SourceState.LOADING:
             t.append(f" ({s.detail})", style="dim")
     if bundle_time is None:
-        updated = max((s.updated_at for s in snap.sources.values() if s.updated_at), default=None)
+        # The cluster's own sources: the pollers (Prometheus, AWS) say their age when they go stale.
+        updated = max((s.updated_at for s in snap.sources.values() if s.updated_at and s.name in KUBE_SOURCES),
+                      default=None)
         t.append(" · ", style="dim")
         t.append(f"updated {_clock(updated)}", style="dim")
     if error:

@@ -106,8 +106,30 @@ async def test_cluster_text_is_shown_literally_in_every_view(start_sim: StartSim
     sim.create(hostile_event("evil-pool", "NodePool", "gpu-training-efa"))
     pod = next(o["metadata"]["name"] for o in sim.objects("Pod", "ml") if "pretrain-llama" in o["metadata"]["name"])
     sim.create(hostile_event("evil-pod", "Pod", pod, "ml"))
+    # A node condition's message reaches a finding's title: the findings table, list and page.
+    unknown = "ip-10-0-45-177.ec2.internal"
+    obj = sim.get("Node", unknown)
+    assert obj is not None
+    for c in obj["status"]["conditions"]:
+        if c["type"] == "Ready":
+            c["message"] = HOSTILE
+    sim.apply(obj)
     app = build_app(kubeconfig, title="test")
     async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+w")  # every column whole
+        await pilot.pause(0.2)
+        assert_shown_not_interpreted(screen_text(app))
+        await pilot.press("f")
+        await settle(pilot)
+        assert_shown_not_interpreted(screen_text(app))
+        assert app.report is not None
+        finding = next(f for f in app.report.findings if f.check == "gpu-node-not-ready")
+        app.open_finding(finding)
+        await settle(pilot)
+        assert_shown_not_interpreted(screen_text(app))
+        while len(app.screen_stack) > 1:
+            app.pop_screen()
         await settle(pilot)
         for ref in (ObjectRef("Node", node), ObjectRef("NodePool", "gpu-training-efa"), ObjectRef("Pod", pod, "ml")):
             app.open_ref(ref)

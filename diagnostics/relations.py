@@ -5,8 +5,8 @@ A pending GPU pod is explained by a finding about the pod itself, or by an error
 them to the nominated NodeClaim / node and its NodePool; otherwise they are the GPU nodes its
 nodeSelector, required affinity and tolerations admit that offer its accelerator and have room for
 it, and the NodePools that could launch for it now - or, when none can, those that could but for
-their readiness or their limits (with their EC2NodeClasses and NodeClaims). A finding lists in `related` the pending pods it explains, and only
-those; its `explains` says the same.
+their readiness or their limits (with their EC2NodeClasses and NodeClaims). A finding lists in
+`related` the pending pods it explains, and only those; its `explains` says the same.
 
 `diagnose pod/X`, `node/X` and the TUI's WHY column read this relation (`root_cause`, `focus`), so
 a targeted diagnosis reports what the whole-cluster one reports about that object.
@@ -117,7 +117,7 @@ class Candidates:
 
 def offered(node: Node, claim: NodeClaim | None) -> set[str]:
     """Accelerator resources (by base name) the node advertises or should advertise once its stack works."""
-    out = {base_resource(r) for r in accelerators(node.capacity)} | {base_resource(r) for r in accelerators(node.allocatable)}
+    out = {base_resource(r) for r in (*accelerators(node.capacity), *accelerators(node.allocatable))}
     if claim is not None:
         out |= {base_resource(r) for r in accelerators(claim.capacity)} | {
             base_resource(r) for r in accelerators(claim.requests)}

@@ -126,17 +126,19 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
     if pod is not None and pod.pending:
         rc = root_cause(report, target) if target is not None else None
         if rc is not None:
-            return Verdict(EXPLAINED, f"{target} is pending - root cause: {describe(rc)}{_unseen(blind)}", floor, blind, rc,
+            head = f"{target} is pending - root cause: {describe(rc)}{_unseen(blind)}"
+            return Verdict(EXPLAINED, head, floor, blind, rc,
                            _messages(snap, pod))
         cand = all_candidates(snap).get(pod.ref) if snap is not None else None
-        checked = [f"{r.code} {r.check}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
-                   for r in report.results]
+        checked = _checklist_lines(report)
         if cand is not None:
             c = cand[1]
             checked.insert(0, "candidates: " + ", ".join(
-                f"{len(names)} {kind}{'s' if len(names) != 1 else ''}" + (f" ({', '.join(sorted(names)[:5])})" if names else "")
-                for kind, names in (("node", c.nodes), ("NodePool", c.pools), ("EC2NodeClass", c.classes),
-                                    ("NodeClaim", c.claims))))
+                f"{len(names)} {kind if len(names) == 1 else kinds}"
+                + (f" ({', '.join(sorted(names)[:5])})" if names else "")
+                for kind, kinds, names in (("node", "nodes", c.nodes), ("NodePool", "NodePools", c.pools),
+                                           ("EC2NodeClass", "EC2NodeClasses", c.classes),
+                                           ("NodeClaim", "NodeClaims", c.claims))))
         return Verdict(UNDETERMINED, f"{target} is pending, cause not determined: no finding explains it"
                        f"{_unseen(blind)}", Severity.WARNING, blind, None, _messages(snap, pod), tuple(checked))
     if pod is not None:
@@ -154,6 +156,22 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
     if blind:
         return Verdict(INCOMPLETE, f"{what}: nothing found, but not an all-clear{_unseen(blind)}", floor, blind)
     return Verdict(NO_PROBLEMS, f"{what}: no problems found", floor, blind)
+
+
+def _checklist_lines(report: Report) -> list[str]:
+    """What was checked: what found nothing, what failed on other objects only, what could not look (the
+    checklist below lists what was not applicable)."""
+    passed = [r.code for r in report.results if r.status is CheckStatus.PASSED]
+    elsewhere = [r.code for r in report.results if r.status is CheckStatus.FAILED and not r.findings]
+    other = [f"{r.code} ({r.reason})" for r in report.results if kept_from_looking(r)]
+    out = []
+    if passed:
+        out.append(f"{len(passed)} checks found nothing about it: {' '.join(passed)}")
+    if elsewhere:
+        out.append(f"{len(elsewhere)} found problems on other objects only: {' '.join(elsewhere)}")
+    if other:
+        out.append(f"{len(other)} could not look: " + "; ".join(other))
+    return out
 
 
 def _messages(snap: Snapshot | None, pod: Any) -> tuple[str, ...]:

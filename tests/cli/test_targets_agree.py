@@ -1,8 +1,8 @@
 """A targeted diagnosis reports what the whole-cluster one reports about that object (issue #18).
 
 For every demo scenario in gputui/sim/scenarios (enumerated, never a hand-picked list), every pending
-GPU pod and every GPU node (and every NodeClaim and NodePool the whole run reports on): `gputui diagnose pod/P` (resp. `node/N`), run for real through the CLI and
-its scoped reads, names the root cause the whole-cluster run links to P (resp. reports every finding
+GPU pod and every GPU node (and every NodeClaim and NodePool the whole run reports on):
+`gputui diagnose pod/P` (resp. `node/N`), run for real through the CLI and its scoped reads, names the root cause the whole-cluster run links to P (resp. reports every finding
 the whole run has about N), and exits the same or worse. A pending pod the whole run cannot explain is
 "pending, cause not determined" (exit 4), never "No problems found".
 """

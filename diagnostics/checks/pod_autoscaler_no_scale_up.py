@@ -44,18 +44,26 @@ _NAP_LIMITS = "--enable-autoprovisioning --max-cpu MAX_CPU --max-memory MAX_MEMO
 """Node auto-provisioning requires upper limits for CPU and memory; a GPU limit is optional (GKE 'Use node
 auto-provisioning'), so the enabling command carries them with --max-accelerator."""
 
-# GKE accelerator -> machine type pattern ({n} = GPUs per node), for the node pool a fix creates.
-_MACHINES = {"nvidia-h100-80gb": "a3-highgpu-{n}g", "nvidia-h100-mega-80gb": "a3-megagpu-8g",
-             "nvidia-h200-141gb": "a3-ultragpu-8g", "nvidia-a100-80gb": "a2-ultragpu-{n}g",
-             "nvidia-tesla-a100": "a2-highgpu-{n}g", "nvidia-l4": "g2-standard-{m}", "nvidia-b200": "a4-highgpu-8g"}
-_G2 = {1: 8, 2: 24, 4: 48, 8: 96}
+# GKE accelerator -> the GCE machine type per GPU count it comes with (accelerator-optimized machines have fixed
+# counts: A3 High 1/2/4/8, A3 Mega and Ultra 8, A2 Standard 1/2/4/8 and a2-megagpu-16g, A2 Ultra 1/2/4/8, G2 1/2/4/8,
+# A4 8), for the node pool a fix creates.
+_MACHINES: dict[str, dict[int, str]] = {
+    "nvidia-h100-80gb": {n: f"a3-highgpu-{n}g" for n in (1, 2, 4, 8)},
+    "nvidia-h100-mega-80gb": {8: "a3-megagpu-8g"},
+    "nvidia-h200-141gb": {8: "a3-ultragpu-8g"},
+    "nvidia-a100-80gb": {n: f"a2-ultragpu-{n}g" for n in (1, 2, 4, 8)},
+    "nvidia-tesla-a100": {**{n: f"a2-highgpu-{n}g" for n in (1, 2, 4, 8)}, 16: "a2-megagpu-16g"},
+    "nvidia-l4": {1: "g2-standard-8", 2: "g2-standard-24", 4: "g2-standard-48", 8: "g2-standard-96"},
+    "nvidia-b200": {8: "a4-highgpu-8g"},
+}
 
 
-def machine_for(accel: str, count: int) -> str:
-    pattern = _MACHINES.get(accel, "")
-    if not pattern:
-        return "MACHINE_TYPE"
-    return pattern.format(n=count, m=_G2.get(count, 8))
+def machine_for(accel: str, count: int) -> tuple[str, int]:
+    """(machine type, GPUs it comes with) for the smallest machine with at least `count` GPUs; ('MACHINE_TYPE', count)
+    where the accelerator attaches to general-purpose machines (T4, V100 on N1) or none is big enough."""
+    sizes = _MACHINES.get(accel, {})
+    fit = min((n for n in sizes if n >= count), default=0)
+    return (sizes[fit], fit) if fit else ("MACHINE_TYPE", count)
 
 
 def reasons_of(message: str) -> tuple[tuple[int, str], ...]:
@@ -163,9 +171,10 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
                f"limit for {accel}; or change the pod's selector to an accelerator a pool offers"
                + (f" ({', '.join(offered)})" if offered else "") + ".") if accel and gke else (
             "Add a node group whose nodes carry the labels the pod selects, or fix the pod's selector.")
+        machine, gpus = machine_for(accel, max(int(count), 1))
         cmds = ((f"gcloud container node-pools create {accel.replace('nvidia-', '')}-pool --cluster {cluster} "
-                 f"--accelerator type={accel},count={max(int(count), 1)},gpu-driver-version=default "
-                 f"--machine-type {machine_for(accel, max(int(count), 1))} --enable-autoscaling --min-nodes 0 "
+                 f"--accelerator type={accel},count={gpus},gpu-driver-version=default "
+                 f"--machine-type {machine} --enable-autoscaling --min-nodes 0 "
                  "--max-nodes N",
                  f"gcloud container clusters update {cluster} {_NAP_LIMITS} "
                  f"--max-accelerator type={accel},count=N")

@@ -423,3 +423,21 @@ def test_operands_turned_off_on_the_node_are_named_not_told_to_add_deploy_labels
     assert "nvidia.com/gpu.deploy.operands=false" in f.title, f.title
     assert "kubectl label node ip-10-0-12-34.ec2.internal nvidia.com/gpu.deploy.operands-" in f.remediation.commands
     assert "Give the node the labels" not in f.remediation.text
+
+
+@pytest.mark.parametrize("accel, gpus, machine, count", [
+    ("nvidia-h100-80gb", 3, "a3-highgpu-4g", 4),        # A3 High: 1, 2, 4 or 8 GPUs
+    ("nvidia-tesla-a100", 16, "a2-megagpu-16g", 16),    # A2 Standard: a2-highgpu-1g..8g, a2-megagpu-16g
+    ("nvidia-h100-mega-80gb", 2, "a3-megagpu-8g", 8),   # A3 Mega comes with 8 GPUs only
+    ("nvidia-l4", 2, "g2-standard-24", 2),
+])
+def test_the_node_pool_command_names_a_machine_type_that_exists_with_its_gpu_count(
+        accel: str, gpus: int, machine: str, count: int) -> None:
+    """GCE accelerator-optimized machine types come with fixed GPU counts (A3 High 1/2/4/8, A3 Mega 8, A2 Standard
+    1/2/4/8 and a2-megagpu-16g, G2 1/2/4/8): --accelerator count must be the machine's, at least the pod's request."""
+    from tests.diagnostics.checks.test_pod_autoscaler_no_scale_up import L4_NODE, ca_event, pod
+    snap = snapshot(L4_NODE.replace("nvidia-l4", "nvidia-tesla-t4"), pod(accel, gpus), ca_event(
+        "NotTriggerScaleUp", "pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector"))
+    (f,) = run(snap, only=["pod-autoscaler-no-scale-up"]).findings
+    create = next(c for c in f.remediation.commands if "node-pools create" in c)
+    assert f"--accelerator type={accel},count={count}," in create and f"--machine-type {machine} " in create, create

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from diagnostics.model import ObjectRef
+from diagnostics.gpu_components import NOT_ACCELERATOR_PLUGINS
 from diagnostics.node_health import device_plugin_pod
 from diagnostics.snapshot import Snapshot
 
@@ -77,7 +78,8 @@ def sources_for(snap: Snapshot, ref: ObjectRef) -> list[LogSource]:
             for p in idx.pods_by_node.get(ref.name, ()):
                 if p is plugin or not p.is_daemonset or p.terminal:
                     continue
-                if any(w in p.name.lower() for w in GPU_POD_WORDS):
+                name = p.name.lower()
+                if any(w in name for w in GPU_POD_WORDS) and not any(x in name for x in NOT_ACCELERATOR_PLUGINS):
                     out += pod_sources(p, "GPU DaemonSet")
         claim = idx.nodeclaim_by_node.get(ref.name)
         about = {"Node": frozenset({ref.name})}

@@ -49,6 +49,10 @@ def status_text(snap: Snapshot | None, *, bundle_time: datetime | None = None, e
     other = sorted((s for s in snap.sources.values() if s.state is not SourceState.OK), key=lambda s: s.name)
     t.append(" · ", style="dim")
     t.append(f"{len(ok)} source{'s' if len(ok) != 1 else ''} ok", style="green" if ok else "dim")
+    partial = [s for s in ok if s.partial and s.detail]
+    if partial:  # read in one namespace only: "ok", but not the whole cluster
+        scope = partial[0].detail.split(" (")[0]
+        t.append(f" ({', '.join(s.name for s in partial)}: {scope})", style="yellow")
     for s in other:
         if s.state is SourceState.NOT_CONFIGURED:
             continue

@@ -813,6 +813,12 @@ def _layer_fix(stack: Stack, layer: Layer, container: str, nvml: str) -> str:
     return f"Fix the {stack.vendor_name} {layer.name} pod (its log names the failure)."
 
 
+_UPGRADE_BEFORE_RESTART = ("upgrade-required", "cordon-required", "wait-for-jobs-required", "pod-deletion-required",
+                           "drain-required")
+"""Driver-upgrade states before the driver pod is restarted (k8s-operator-libs pkg/upgrade/consts.go: then
+pod-restart-required): the old driver and its device plugin still run, so a node advertising no GPUs is broken."""
+
+
 def _maintenance(node: Node) -> tuple[str, tuple[Evidence, ...]] | None:
     """A GPU Operator driver upgrade or MIG reconfiguration in progress: the operands are gone on purpose."""
     labels = node.labels
@@ -825,7 +831,7 @@ def _maintenance(node: Node) -> tuple[str, tuple[Evidence, ...]] | None:
         return (f"MIG reconfiguration in progress (nvidia.com/mig.config.state={state})",
                 (Evidence.field(node.ref, "metadata.labels[nvidia.com/mig.config.state]", state),))
     up = labels.get("nvidia.com/gpu-driver-upgrade-state", "")
-    if up and up not in ("upgrade-done", "upgrade-failed"):
+    if up and up not in ("upgrade-done", "upgrade-failed") and up not in _UPGRADE_BEFORE_RESTART:
         return (f"GPU driver upgrade in progress (nvidia.com/gpu-driver-upgrade-state={up})",
                 (Evidence.field(node.ref, "metadata.labels[nvidia.com/gpu-driver-upgrade-state]", up),))
     return None

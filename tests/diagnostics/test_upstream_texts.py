@@ -441,3 +441,25 @@ def test_the_node_pool_command_names_a_machine_type_that_exists_with_its_gpu_cou
     (f,) = run(snap, only=["pod-autoscaler-no-scale-up"]).findings
     create = next(c for c in f.remediation.commands if "node-pools create" in c)
     assert f"--accelerator type={accel},count={count}," in create and f"--machine-type {machine} " in create, create
+
+
+@pytest.mark.parametrize("state", ["upgrade-required", "cordon-required", "wait-for-jobs-required"])
+def test_a_driver_upgrade_that_has_not_touched_the_driver_yet_does_not_hide_a_broken_layer(state: str) -> None:
+    """k8s-operator-libs pkg/upgrade/consts.go: upgrade-required = 'the driver pod on the node is not up-to-date',
+    cordon-required / wait-for-jobs-required come before the driver pod is restarted (pod-restart-required). Until
+    then the old driver and its plugin keep running: a node advertising nothing is broken, not in maintenance."""
+    from tests.diagnostics.test_accelerator_stack import DRIVER_CRASH, NODE, OPERATOR, PLUGIN_WAITING, TOOLKIT_WAITING
+    node = NODE.replace('    nvidia.com/gpu.present: "true"',
+                        f'    nvidia.com/gpu.present: "true"\n    nvidia.com/gpu-driver-upgrade-state: {state}')
+    (f,) = run(snapshot(node, OPERATOR, DRIVER_CRASH, TOOLKIT_WAITING, PLUGIN_WAITING),
+               only=["gpu-not-advertised"]).findings
+    assert f.severity is not None and f.severity.name == "ERROR", (f.severity, f.title)
+    assert "nvidia-driver-daemonset-7xk2p" in f.title, f.title
+
+
+def test_a_driver_upgrade_restarting_the_driver_pod_is_maintenance() -> None:
+    from tests.diagnostics.test_accelerator_stack import NODE, OPERATOR
+    node = NODE.replace('    nvidia.com/gpu.present: "true"',
+                        '    nvidia.com/gpu.present: "true"\n    nvidia.com/gpu-driver-upgrade-state: pod-restart-required')
+    (f,) = run(snapshot(node, OPERATOR), only=["gpu-not-advertised"]).findings
+    assert f.severity is not None and f.severity.name == "INFO", (f.severity, f.title)

@@ -111,7 +111,10 @@ _N = _idx(rows.NODE_COLUMNS, "NAME", "READY", "CAP", "ALLOC", "USED", "GPU", "TY
 def node_cells(row: rows.Row, findings: Sequence[Finding]) -> Cells:
     name, ready, cap, alloc, used, model, itype, ctype, pool, zone, age = (row.cells[i] for i in _N)
     ready_t = Text(ready, style="green" if ready == "Ready" else "bold red")
-    return (_name(name, row.severity), health(findings), ready_t, gpus_cell(cap, alloc, used), _t(model),
+    badge = health(findings)
+    if not findings and ready != "Ready":  # the node's own state, when no check named it (never "✓ ok")
+        badge = Text(f"{SEVERITY_MARK[Severity.ERROR]} {ready or 'Ready unknown'}", style=SEVERITY_STYLE[Severity.ERROR])
+    return (_name(name, row.severity), badge, ready_t, gpus_cell(cap, alloc, used), _t(model),
             _t(itype), _t(ctype), _t(pool), _t(zone), Text(age))
 
 

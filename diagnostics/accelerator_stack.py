@@ -513,6 +513,19 @@ def _gke_plugin_turned_off(snap: Snapshot, node: Node, stack: Stack) -> Diagnosi
     """`gke-no-default-nvidia-gpu-device-plugin=true` keeps GKE's plugin off (GKE's DRA and GPU Operator set-ups), so
     turning GKE's driver installation on brings nothing back: the plugin it was set for is missing."""
     cluster, pool, _ = _gke_target(snap, node)
+    present = [ds for layers in (DRA_LAYERS, OPERATOR_LAYERS, STANDALONE_LAYERS) for layer in layers
+               for ds in _ds_named(snap, layer)]
+    if present:  # installed, but not for this node: its selector is the broken link
+        names = ", ".join(dict.fromkeys(f"{ds.meta.namespace}/{ds.meta.name}" for ds in present))
+        return Diagnosis(
+            stack, "device plugin",
+            f"GKE's device plugin is turned off on this node ({GKE_NO_PLUGIN}=true) and {names} does not select it",
+            tuple(Evidence.field(ds.ref, "spec.template.spec.nodeSelector", dict(ds.node_selector) or "affinity",
+                                 note="does not match the node's labels") for ds in present[:3]),
+            (f"kubectl get node {node.name} --show-labels",
+             f"gcloud container node-pools describe {pool} --cluster {cluster} --format='value(config.labels)'"),
+            "Give the node pool the Kubernetes labels that DaemonSet selects (gcloud container node-pools update "
+            "--node-labels, which replaces the pool's labels: list them all), or widen its nodeSelector/affinity.")
     return Diagnosis(
         stack, "device plugin",
         f"GKE's device plugin is turned off on this node ({GKE_NO_PLUGIN}=true) and no NVIDIA device plugin, GPU "

@@ -463,3 +463,24 @@ def test_a_driver_upgrade_restarting_the_driver_pod_is_maintenance() -> None:
                         '    nvidia.com/gpu.present: "true"\n    nvidia.com/gpu-driver-upgrade-state: pod-restart-required')
     (f,) = run(snapshot(node, OPERATOR), only=["gpu-not-advertised"]).findings
     assert f.severity is not None and f.severity.name == "INFO", (f.severity, f.title)
+
+
+def test_gke_node_with_gkes_plugin_off_and_a_dra_driver_that_does_not_select_it() -> None:
+    """GKE's DRA set-up: gke-no-default-nvidia-gpu-device-plugin=true on the pool, the NVIDIA DRA driver from Helm.
+    When its kubelet plugin's affinity does not select the node, 'no DRA driver in the cluster' would be false."""
+    labelled = GKE_NODE.replace("cloud.google.com/gke-nodepool: t4-pool",
+                                'cloud.google.com/gke-nodepool: t4-pool\n    gke-no-default-nvidia-gpu-device-plugin: "true"')
+    dra = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-dra-driver-gpu-kubelet-plugin, namespace: nvidia-dra-driver-gpu}
+spec:
+  selector: {matchLabels: {app: kubelet-plugin}}
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.present: "true"}
+      containers: [{name: gpus, image: "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0"}]
+status: {desiredNumberScheduled: 0, numberReady: 0}
+"""
+    (f,) = run(snapshot(labelled, dra), only=["gpu-not-advertised"]).findings
+    assert "nvidia-dra-driver-gpu-kubelet-plugin" in f.title and "does not select" in f.title, f.title

@@ -152,7 +152,7 @@ async def test_pods_view_lists_running_and_pending_gpu_pods_with_a_pending_filte
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         pending = len(table_column(app, "pods", "NAMESPACE/NAME"))
-        app.screen.post_message(events.Paste(":pods"))  # pasted, as from a runbook
+        app.post_message(events.Paste(":pods"))  # pasted (the terminal sends it to the app), as from a runbook
         await pilot.pause(0.2)
         await pilot.press("enter")
         await settle(pilot)

@@ -142,6 +142,11 @@ def _neuron(res: str) -> str:
     return "aws.amazon.com/neuron" if res.startswith("aws.amazon.com/neuron") else res
 
 
+def _vendor(res: str) -> str:
+    """`nvidia.com` for nvidia.com/gpu, nvidia.com/mig-1g.10gb and nvidia.com/gpu.shared."""
+    return res.split("/", 1)[0]
+
+
 def pods_read_on(snap: Snapshot, node: str) -> bool:
     """Every pod bound to `node` is in the snapshot (whole pod list, or that node's pods read for a target)."""
     return snap.all_pods_read_on(node)
@@ -177,9 +182,13 @@ def _could_take(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -
         if t.effect in BLOCKING_EFFECTS and not is_lifecycle_taint(t) and (t.key, t.effect) not in startup \
                 and not tolerates_all(pod.tolerations, t):
             return None
-    have = {_neuron(r) for r in offered(node, claim)}
+    offers = offered(node, claim)
+    have = {_neuron(r) for r in offers}
     if any(_neuron(base_resource(r)) not in have for r in want):
-        return None
+        # A node that advertises nothing cannot say which of its vendor's resources it will offer (MIG
+        # profiles, shared GPUs are the plugin's configuration): its vendor is what it should have.
+        if accelerator_total(node.allocatable) > 0 or not {_vendor(r) for r in want} <= {_vendor(r) for r in offers}:
+            return None
     total = node_gpu_total(node, claim)
     return total if total >= accelerator_total(want) else None
 

@@ -230,3 +230,16 @@ def test_a_node_target_judges_a_missing_plugin_pod_as_the_whole_cluster_run_does
     assert "has no pod on the node" in title(whole)
     assert title(target) == title(whole)
     assert "has no pod on the node" not in title(unread)
+
+
+def test_a_mig_pod_is_explained_by_its_broken_node_that_advertises_nothing() -> None:
+    # Which MIG profiles a node offers is its plugin's configuration: one advertising nothing may be the one.
+    mig = pod("llm-0").replace('nvidia.com/gpu: "1"}}', 'nvidia.com/mig-1g.10gb: "1"}}')
+    snap = snapshot(gke_node("gke-l4-a"), mig, sources=NO_KARPENTER)
+    rc = root_cause(run(snap), POD)
+    assert rc is not None and (rc.check, str(rc.subject)) == ("gpu-not-advertised", "node/gke-l4-a")
+    # A node advertising whole GPUs only is no candidate for it.
+    full = snapshot(gke_node("gke-l4-a", gpus="1"), mig, sources=NO_KARPENTER)
+    from diagnostics.relations import all_candidates
+
+    assert all_candidates(full)[POD][1].nodes == frozenset()

@@ -133,7 +133,7 @@ class GputuiApp(App[int]):
         if title:
             self.title = f"gputui · {title}"
         if session is not None:
-            self.sub_title = f"context {session.info.context}"
+            self.sub_title = self._where()
         elif snapshot is not None:
             ctx = snapshot.cluster.get("context", "")
             self.sub_title = f"bundle · context {ctx}" if ctx else "bundle"
@@ -343,6 +343,18 @@ class GputuiApp(App[int]):
             else:
                 top.refresh_status()
 
+    def _where(self, version: str = "") -> str:
+        """The header's subtitle: context, namespace, server version, and read-only when it is."""
+        assert self.session is not None
+        parts = [f"context {self.session.info.context}"]
+        if self.namespace:
+            parts.append(f"namespace {self.namespace}")
+        if version:
+            parts.append(version)
+        if self.read_only:
+            parts.append("READ-ONLY")
+        return visible(" · ".join(parts), limit=200)
+
     # --- :ctx / :ns ---
     def switch_context(self, name: str) -> None:
         """`:ctx NAME` connects to another context live (`:ctx` alone lists them), as in k9s."""
@@ -406,7 +418,7 @@ class GputuiApp(App[int]):
         self._diagnosed_version = self._shown_version = -1
         self.diagnose_error = ""
         self._model = self._new_model()
-        self.sub_title = f"context {session.info.context}" + (f" · namespace {namespace}" if namespace else "")
+        self.sub_title = self._where()
         while len(self.screen_stack) > 1:
             self.pop_screen()
         self._start_session()
@@ -442,7 +454,7 @@ class GputuiApp(App[int]):
         self.data_version += 1
         version = message.snapshot.cluster.get("version")
         if self.session is not None and version:
-            self.sub_title = f"context {self.session.info.context} · {version}"
+            self.sub_title = self._where(version)
         self._refresh_screen(diagnosed)
         if message.forced and message.report is not None:
             n = len(message.report.findings)

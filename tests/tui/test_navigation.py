@@ -323,6 +323,7 @@ async def test_read_only_refuses_the_debug_pod(start_sim: StartSim) -> None:
         text = screen_text(app)
         assert "Debug pod" not in text.splitlines()[-1]  # the footer does not offer it
         assert "read-only" in text.splitlines()[-2]  # the status line says why
+        assert "READ-ONLY" in text.splitlines()[0]  # and the header
         assert not [p for p in sim.objects("Pod")
                     if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by") == "gputui"]
 

@@ -34,8 +34,10 @@ class LogSource:
     def keep(self) -> Callable[[str], bool] | None:
         if not self.about:
             return None
-        from gputui.bundle.logs import KarpenterFilter
-
+        try:
+            from gputui.bundle.logs import KarpenterFilter  # the bundle's rule for "lines about these objects"
+        except ImportError:  # a build without bundles: every line, the label still says what to look for
+            return None
         return KarpenterFilter({k: set(v) for k, v in self.about.items()}, errors_too=False).keep
 
 

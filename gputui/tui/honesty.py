@@ -115,10 +115,11 @@ def _rank(level: str) -> int:
 
 
 def blind_checks(report: Report) -> list[str]:
-    """Checks skipped because a source they need was forbidden, unreachable or not loaded yet."""
-    words = tuple(f": {s.value}" for s in BLIND_STATES) + (": not loaded yet",)
-    return [r.check for r in report.results
-            if r.status is CheckStatus.SKIPPED and any(w in r.reason for w in words)]
+    """Checks kept from looking (a source forbidden, unreachable, not loaded yet or read in part, a failed query,
+    or the check errored), as `gputui diagnose` judges them (`diagnostics.verdict.kept_from_looking`)."""
+    from diagnostics.verdict import kept_from_looking
+
+    return [r.check for r in report.results if kept_from_looking(r)]
 
 
 def findings_summary(report: Report | None, snap: Snapshot | None = None) -> Text:

@@ -243,3 +243,14 @@ def test_a_mig_pod_is_explained_by_its_broken_node_that_advertises_nothing() -> 
     from diagnostics.relations import all_candidates
 
     assert all_candidates(full)[POD][1].nodes == frozenset()
+
+
+def test_the_tui_header_judges_blindness_as_diagnose_does() -> None:
+    # An errored check or one skipped for partial data keeps the TUI from "✓ no problems found" too.
+    from gputui.tui.honesty import blind_checks, findings_summary
+
+    report = replace(_clean(), results=_clean().results + (
+        CheckResult("consolidation-blocked", "GT501", "t", CheckStatus.SKIPPED, reason="pods: partial"),
+        CheckResult("gpu-idle", "GT702", "t", CheckStatus.ERRORED, reason="KeyError: 'x'")))
+    assert blind_checks(report) == ["consolidation-blocked", "gpu-idle"]
+    assert "no problems found" not in findings_summary(report).plain

@@ -82,11 +82,31 @@ _WORKLOAD_LABELS = ("pod, namespace, container, pod_uid, pod_name, pod_namespace
                     "err_code, err_msg")
 """Labels dcgm-exporter changes while a GPU's gauge keeps its value: the workload holding the GPU, put on
 every metric of it (internal/pkg/transformation/kubernetes.go), and the Xid's own err_code/err_msg."""
-_XID_NOW = f"max without({_WORKLOAD_LABELS}) ({XID})"
-_XID_BEFORE = f"max without({_WORKLOAD_LABELS}) (last_over_time({XID}[{RMA_HOLD}] offset {RMA_STEP}))"
-# One series per physical GPU and Xid: MIG instances each carry their GPU's Xid (GPU_I_PROFILE/GPU_I_ID).
-_XID_EDGE = (f'max without(GPU_I_PROFILE, GPU_I_ID) (count_values without() ("xid", '
-             f"{_XID_NOW} > 0 unless {_XID_BEFORE} == {_XID_NOW}))")
+XID_STEP = "1m"
+"""Resolution of gpu-xid-errors' hour of Xid history: an Xid is seen at most a minute after it was scraped."""
+
+
+def xid_edges(step: str) -> str:
+    """PromQL for new Xids: one series per physical GPU and Xid code (an `xid` label), at a step where the GPU's
+    last-Xid gauge reads an Xid it did not read at its last scrape before the step.
+
+    The gauge is per GPU, not per series: dcgm-exporter relabels every metric of a GPU with the workload
+    holding it, so a job that lands on a GPU starts a new series already reading the old Xid; the GPU's
+    value a step before is its newest series then (so 79 -> reset -> 0 -> 79 under a new pod is a new
+    Xid), else, across a scrape gap under RMA_HOLD, the last it read. MIG instances each carry their
+    GPU's Xid (GPU_I_PROFILE/GPU_I_ID): one GPU. Nothing is new while Prometheus had no Xid series at
+    all a step before (a Prometheus just started would call every held Xid new).
+    Used by gpu-xid-errors over an hour (XID_STEP) and gpu-rma-candidate over a week (RMA_STEP).
+    """
+    now = f"max without({_WORKLOAD_LABELS}) ({XID})"
+    before = (f"(max without({_WORKLOAD_LABELS}) ({XID} offset {step}) or max without({_WORKLOAD_LABELS}) "
+              f"(last_over_time({XID}[{RMA_HOLD}] offset {step})))")
+    return (f'max without(GPU_I_PROFILE, GPU_I_ID) (count_values without() ("xid", '
+            f"{now} > 0 unless {before} == {now})) and on() group(last_over_time({XID}[{RMA_HOLD}] offset {step}))")
+
+
+_XID_EDGE = xid_edges(RMA_STEP)
+_XID_RECENT = xid_edges(XID_STEP)
 
 
 def _new_or_increased(metric: str, selector: str, window: str) -> str:
@@ -111,12 +131,10 @@ QUERIES: dict[str, tuple[str, ...]] = {
     # pod that started five minutes ago (still loading data at 0 %) is not called idle.
     "gpu_util": (f"avg_over_time({GPU_UTIL}[{IDLE_WINDOW}]) and {GPU_UTIL} and {GPU_UTIL} offset 50m",),
     # The Xid gauge holds the *last* Xid forever: a value alone says "ever since the exporter
-    # started". An Xid is recent when its series changed in the window, or was born in it while
-    # Prometheus was already scraping dcgm-exporter (else a fresh Prometheus calls old Xids new).
-    "xid_changed": (f"changes({XID}[{XID_WINDOW}]) > 0",),
-    "xid_new": (f"max_over_time({XID}[{XID_WINDOW}]) > 0 unless max_over_time({XID}[{XID_WINDOW}] offset {XID_WINDOW})"
-                f" and on() group(last_over_time({XID}[10m] offset {XID_WINDOW}))",),
-    "xid_max": (f"max_over_time({XID}[{XID_WINDOW}]) > 0",),
+    # started". An Xid is recent when the GPU's gauge turned to it within the window (xid_edges: not
+    # when a new job's series or a MIG instance repeats it); `xid_last` names the pods on the GPU.
+    "xid_recent": (f"max_over_time(({_XID_RECENT})[{XID_WINDOW}:{XID_STEP}])",),
+    "xid_recent_at": (f"max_over_time(timestamp({_XID_RECENT})[{XID_WINDOW}:{XID_STEP}])",),
     "xid_last": (f"last_over_time({XID}[{XID_WINDOW}]) > 0",),
     # A windowed count (dcgm-exporter --xid-count-window-size), not a counter: a series per Xid
     # that reads N for a window and then goes away, so increase() of it is 0.
@@ -168,7 +186,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
 """Purpose -> PromQL. Purposes are the contract between the Prometheus source and the checks."""
 
 NEEDS: dict[str, str] = {
-    "gpu_util": GPU_UTIL, "xid_changed": XID, "xid_new": XID, "xid_max": XID, "xid_last": XID,
+    "gpu_util": GPU_UTIL, "xid_recent": XID, "xid_recent_at": XID, "xid_last": XID,
     "xid_count": XID_COUNT, "ecc_dbe": ECC_DBE, "ecc_dbe_new": ECC_DBE, "row_remap_failure": ROW_REMAP_FAILURE,
     "uncorrectable_remapped_rows": UNCORRECTABLE_REMAPPED_ROWS, "pcie_replay_rate": PCIE_REPLAY,
     "gpu_temp": GPU_TEMP, "rma_xid_events": XID, "rma_xid_first": XID, "rma_xid_last": XID,
@@ -342,6 +360,11 @@ class GpuLabels:
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.host, self.uuid or self.index, self.mig)
+
+    @property
+    def physical(self) -> tuple[str, ...]:
+        """The board, whatever its MIG instances or the pod on it: its UUID, else the node and index."""
+        return (self.uuid,) if self.uuid else (self.host, self.index)
 
     @property
     def pod_ref(self) -> ObjectRef | None:

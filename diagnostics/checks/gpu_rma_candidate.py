@@ -79,7 +79,7 @@ def _date(ts: float) -> str:
 
 def _key(labels: GpuLabels) -> tuple[str, ...]:
     """The physical GPU: what is returned to the vendor is the board, whatever its MIG instances."""
-    return (labels.uuid,) if labels.uuid else (labels.host, labels.index)
+    return labels.physical
 
 
 def _gpus(facts: MetricFacts) -> dict[tuple[str, ...], _Gpu]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from datetime import datetime, timezone
 
 from diagnostics.gpu_findings import (
     debug_command,
@@ -17,11 +18,12 @@ from diagnostics.metric_facts import (
     XID_COUNT,
     XID_WINDOW,
     GpuLabels,
-    absence_evidence,
-    in_words,
+    MetricUnavailable,
     NodeResolver,
     Sample,
+    absence_evidence,
     facts_for,
+    in_words,
     metric_evidence,
     usable,
 )
@@ -31,8 +33,12 @@ from diagnostics.snapshot import Snapshot
 from diagnostics.xid import Xid, lookup
 
 
-def _key(labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
+def _ago(sample: Sample, ts: float | None) -> str:
+    """'at 09:40 UTC, 12 min ago': when the gauge turned, to match against the node's kernel log."""
+    if ts is None:
+        return ""
+    minutes = max(0, round((sample.at.timestamp() - ts) / 60))
+    return f"at {datetime.fromtimestamp(ts, timezone.utc):%H:%M} UTC, {minutes} min ago"
 
 
 @check(code="GT704", slug="gpu-xid-errors", title="No Xid errors on GPUs in the last hour",
@@ -44,33 +50,49 @@ def gpu_xid_errors(snap: Snapshot) -> Iterator[Finding | int]:
     Xids are the driver's error reports. Some are the job's own bug (13, 31), others mean the
     GPU is unusable until it is reset or the node rebooted (48 double-bit ECC, 79 fallen off the
     bus, 119/120 GSP): jobs on it crash or hang, and new pods keep landing on it. The DCGM gauge
-    holds only the *last* Xid, so gputui counts an Xid as recent when the series changed in the
-    window or appeared in it.
+    holds only the *last* Xid, so gputui counts an Xid as recent when the GPU's gauge turned to it
+    within the hour, judged per physical GPU: dcgm-exporter labels every metric of a GPU with the pod
+    holding it (and the Xid's err_code/err_msg), so a new job starts a new series still reading the
+    old Xid, and in MIG mode each GPU instance carries a copy; neither is a new Xid, nor is a held
+    Xid seen again after a scrape gap of under an hour.
 
     Fix:
     Follow NVIDIA's action for the Xid: restart the job for application Xids; for fatal ones
     cordon and drain the node, then reset the GPU or reboot/replace the node. Repeats on the
     same GPU mean hardware: replace the node and report it.
     """
-    facts = facts_for(snap, XID, "xid_changed", "xid_new", "xid_max", "xid_last")
+    facts = facts_for(snap, XID, "xid_recent", "xid_recent_at", "xid_last")
+    if "xid_recent" not in facts.queries:
+        # A bundle written before Xids were judged per GPU: its per-series samples are no answer either way.
+        raise MetricUnavailable("prometheus: the hour of Xid history per GPU was not queried in this snapshot")
     resolver = NodeResolver(snap)
-    recent = {_key(s.labels) for s in facts.get("xid_changed") + facts.get("xid_new")}
-    shown: dict[tuple[str, str, str], Sample] = {}
-    for s in facts.get("xid_changed") + facts.get("xid_new"):
-        shown.setdefault(GpuLabels.of(s.labels).key, s)
-    # Newer exporters put each Xid in its own series (err_code label): collect codes per GPU.
-    codes: dict[tuple[str, str, str], set[int]] = {}
-    for s in facts.get("xid_max") + facts.get("xid_last"):
-        if _key(s.labels) in recent and usable(s.value) and s.value > 0:
-            codes.setdefault(GpuLabels.of(s.labels).key, set()).add(int(s.value))
+    # One physical GPU per entry (UUID, else host and index): the first sample names it in the evidence.
+    shown: dict[tuple[str, ...], Sample] = {}
+    codes: dict[tuple[str, ...], set[int]] = {}
+    at: dict[tuple[tuple[str, ...], str], float] = {}
+    for s in facts.get("xid_recent_at"):
+        if usable(s.value):
+            at[(GpuLabels.of(s.labels).physical, s.labels.get("xid", ""))] = s.value
+    for s in facts.get("xid_recent"):
+        code = s.labels.get("xid", "")
+        if code.isdigit() and usable(float(code)) and usable(s.value) and s.value > 0:
+            key = GpuLabels.of(s.labels).physical
+            shown.setdefault(key, s)
+            codes.setdefault(key, set()).add(int(code))
     # dcgm-exporter's optional counter names the Xid in a label: exact when it is enabled.
     for s in facts.get("xid_count"):
         code = s.labels.get("xid", "")
         # Before 4.5.2-4.8.1 the exporter counted DCGM's blank value as an Xid (xid="9223372036854775792").
         if code.isdigit() and usable(float(code)):
-            key = GpuLabels.of(s.labels).key
+            key = GpuLabels.of(s.labels).physical
             shown.setdefault(key, s)
             codes.setdefault(key, set()).add(int(code))
+    # The pods that held a GPU while its gauge read an Xid this hour: the jobs it may have hit.
+    holders: dict[tuple[str, ...], list[GpuLabels]] = {}
+    for s in facts.get("xid_last"):
+        gpu = GpuLabels.of(s.labels)
+        if gpu.physical in shown:
+            holders.setdefault(gpu.physical, []).append(gpu)
 
     gpus_seen = gpus_by_node(facts.get("gpu_temp") or facts.get("gpu_util"), resolver)
     hit = gpus_by_node(shown.values(), resolver)
@@ -81,13 +103,16 @@ def gpu_xid_errors(snap: Snapshot) -> Iterator[Finding | int]:
         ev, related = node_context(snap, node)
         per_gpu: list[tuple[GpuLabels, list[Xid]]] = []
         for gpu, s in hit[node]:
-            xids = [lookup(c) for c in sorted(codes.get(gpu.key, ()))]
+            xids = [lookup(c) for c in sorted(codes.get(gpu.physical, ()))]
             if not xids:
                 continue
             per_gpu.append((gpu, xids))
             ref = resolver.ref(gpu)
-            ev.append(metric_evidence(ref, s, f"{gpu.describe()}: Xid seen within the last {in_words(XID_WINDOW)}",
-                                      gpu.as_value(xids=[x.code for x in xids], result=round(s.value, 3))))
+            when = [f"Xid {x.code} {_ago(s, at.get((gpu.physical, str(x.code))))}" for x in xids
+                    if (gpu.physical, str(x.code)) in at]
+            ev.append(metric_evidence(ref, s, f"{gpu.describe()}: the GPU's Xid gauge turned to "
+                                              + ("; ".join(when) or f"a new Xid within the last {in_words(XID_WINDOW)}"),
+                                      gpu.as_value(xids=[x.code for x in xids])))
             for x in xids:
                 ev.append(Evidence.field(ref, f"Xid {x.code}", f"{x.meaning} [{x.bucket}]",
                                          note=f"NVIDIA action: {x.action}"))
@@ -121,5 +146,5 @@ def gpu_xid_errors(snap: Snapshot) -> Iterator[Finding | int]:
             evidence=tuple(ev),
             remediation=Remediation(f"Xid {worst.code}: {worst.action}.", commands),
             severity=severity,
-            related=pods_of(g for g, _x in per_gpu) + related,
+            related=pods_of(h for g, _x in per_gpu for h in holders.get(g.physical, [g])) + related,
         )

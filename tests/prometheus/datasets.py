@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from gputui.sources.prometheus_local import OpenMetrics
+from tests.prometheus.hour import fresh, hour
 from tests.prometheus.week import week
 
 STEP = 60
@@ -304,4 +305,4 @@ def empty(now: float) -> str:
 
 
 DATASETS: dict[str, Callable[[float], str]] = {"fleet": fleet, "quiet": quiet, "legacy": legacy, "empty": empty,
-                                               "week": week}
+                                               "week": week, "hour": hour, "xid-fresh": fresh}

@@ -483,6 +483,9 @@ def _bottlerocket_without_nvidia(snap: Snapshot, node: Node, stack: Stack, varia
 
 NFD_PCI = "feature.node.kubernetes.io/pci-10de.present"
 OPERANDS_OFF = "nvidia.com/gpu.deploy.operands"
+NFD_GPU_LABELS = (NFD_PCI, "feature.node.kubernetes.io/pci-0302_10de.present",
+                  "feature.node.kubernetes.io/pci-0300_10de.present")
+"""The NFD labels that make a node a GPU node for the GPU Operator (controllers/state_manager.go)."""
 GKE_NO_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_DRIVER_LABEL = "cloud.google.com/gke-gpu-driver-version"
 GKE_INSTALLER = "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/master/" \
@@ -601,11 +604,19 @@ def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemons
                    "labels it and deploys the driver, toolkit and device plugin.")
             extra = (f"kubectl label node {node.name} {OPERANDS_OFF}-",)
         elif stack.provider == "gpu-operator" and node.labels.get("nvidia.com/gpu.present") != "true":
-            cause = ("the GPU Operator did not label the node nvidia.com/gpu.present=true (Node Feature Discovery "
-                     "found no NVIDIA PCI device: its worker pod is missing on the node or lacks a toleration)")
-            ev.append(Evidence.field(node.ref, "metadata.labels[feature.node.kubernetes.io/pci-10de.present]",
-                                     node.labels.get("feature.node.kubernetes.io/pci-10de.present") or "absent"))
-            fix = "Get the NFD worker running on the node (tolerate its taints); the operator then labels it."
+            seen = next((k for k in NFD_GPU_LABELS if node.labels.get(k) == "true"), "")
+            if seen:  # NFD did its part: the operator has not reconciled the node
+                cause = (f"the GPU Operator did not label the node nvidia.com/gpu.present=true although NFD labelled "
+                         f"it {seen}=true (the operator is not running or not reconciling)")
+                ev.append(Evidence.field(node.ref, f"metadata.labels[{seen}]", "true"))
+                fix = ("Look at the gpu-operator Deployment and its log (and the ClusterPolicy status): it labels "
+                       "GPU nodes with nvidia.com/gpu.present and the deploy labels.")
+                extra = ("kubectl get pods -A -l app=gpu-operator", "kubectl get clusterpolicies -o wide")
+            else:
+                cause = ("the GPU Operator did not label the node nvidia.com/gpu.present=true (Node Feature Discovery "
+                         "found no NVIDIA PCI device: its worker pod is missing on the node or lacks a toleration)")
+                ev.append(Evidence.field(node.ref, f"metadata.labels[{NFD_PCI}]", node.labels.get(NFD_PCI) or "absent"))
+                fix = "Get the NFD worker running on the node (tolerate its taints); the operator then labels it."
             labelling = True
         elif any(k.startswith(("nvidia.com/", "feature.node.kubernetes.io/")) for k in missing):
             labelling = True

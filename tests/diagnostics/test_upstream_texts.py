@@ -484,3 +484,15 @@ status: {desiredNumberScheduled: 0, numberReady: 0}
 """
     (f,) = run(snapshot(labelled, dra), only=["gpu-not-advertised"]).findings
     assert "nvidia-dra-driver-gpu-kubelet-plugin" in f.title and "does not select" in f.title, f.title
+
+
+def test_nfd_class_specific_pci_label_means_nfd_saw_the_gpu() -> None:
+    """gpu-operator controllers/state_manager.go gpuNodeLabels: pci-10de.present, pci-0302_10de.present or
+    pci-0300_10de.present = "true" make a GPU node. With one of them set NFD did its part: the operator is the one
+    that has not labelled the node."""
+    from tests.diagnostics.test_accelerator_stack import NODE, OPERATOR
+    node = "\n".join(ln for ln in NODE.splitlines() if "nvidia.com/gpu.deploy." not in ln).replace(
+        '    nvidia.com/gpu.present: "true"', '    feature.node.kubernetes.io/pci-0302_10de.present: "true"')
+    (f,) = run(snapshot(node, OPERATOR), only=["gpu-not-advertised"]).findings
+    assert "found no NVIDIA PCI device" not in f.title, f.title
+    assert "feature.node.kubernetes.io/pci-0302_10de.present" in str([e.path for e in f.evidence])

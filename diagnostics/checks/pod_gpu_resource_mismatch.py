@@ -140,6 +140,12 @@ def mismatches(snap: Snapshot) -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatc
     return CARRIED.get("gt405-mismatches", (idx.pending, idx.sources["nodes"], idx.sources["nodeclaims"]), compute)
 
 
+def _single_cut(nodes: tuple[Node, ...], profile: str) -> list[Node]:
+    """Nodes under the MIG `single` strategy whose GFD product label says they are cut into `profile`."""
+    return [n for n in nodes if n.labels.get("nvidia.com/mig.strategy") == "single"
+            and n.labels.get("nvidia.com/gpu.product", "").endswith(f"-MIG-{profile}")]
+
+
 def _offer_text(offered: Mapping[str, float]) -> str:
     return ", ".join(f"{k} x{v:g}" for k, v in sorted(offered.items()))
 
@@ -195,6 +201,17 @@ def _finding(pod: Pod, m: _Mismatch) -> Finding:
             commands.append(f"gcloud container node-pools create {accel.replace('nvidia-', '')}-{profile.replace('.', '-')} "
                             f"--cluster CLUSTER --accelerator type={accel},count={count},gpu-partition-size={profile}"
                             f" --machine-type {gke.instance_type or 'MACHINE_TYPE'}")
+    elif m.resource.startswith(MIG_PREFIX) and _single_cut(m.nodes, m.resource[len(MIG_PREFIX):]):
+        # MIG strategy single: every slice is nvidia.com/gpu and GFD names the profile in the product label
+        # (k8s-device-plugin README 'MIG strategies'): the nodes already have this profile.
+        products = sorted({p for n in _single_cut(m.nodes, m.resource[len(MIG_PREFIX):])
+                           if (p := n.labels.get("nvidia.com/gpu.product", ""))})
+        title = (f"{pod.namespace}/{pod.name} asks for {m.resource}, but {where} use the MIG `single` strategy and "
+                 f"advertise those slices as nvidia.com/gpu: {_offer_text(m.offered)}")
+        text = (f"Request nvidia.com/gpu and select the slices with nodeSelector nvidia.com/gpu.product={products[0]}"
+                if products else "Request nvidia.com/gpu (the MIG `single` strategy names every slice so)") + "."
+        if set_cmd:
+            commands.append(swap(GPU))
     elif m.resource.startswith(MIG_PREFIX):
         profile = m.resource[len(MIG_PREFIX):]
         offer = _offer_text(migs) if migs else _offer_text(m.offered)
@@ -221,7 +238,8 @@ def _finding(pod: Pod, m: _Mismatch) -> Finding:
             text += (f". Whether {', '.join(sorted({node_model(n) or n.name for n in m.nodes if not mig_family(n)}))} "
                      f"GPUs offer {profile} is in the MIG manager's config (ConfigMap default-mig-parted-config): "
                      f"if it does, label a node nvidia.com/mig.config=all-{profile}.")
-        text += " Whole GPUs (nvidia.com/gpu) would not fit these nodes either while their GPUs are partitioned."
+        if GPU not in m.offered:  # under the `single` strategy nvidia.com/gpu is offered: it is a slice there
+            text += " Whole GPUs (nvidia.com/gpu) would not fit these nodes either while their GPUs are partitioned."
     elif m.resource == GPU and SHARED in m.offered:
         title = (f"{pod.namespace}/{pod.name} asks for nvidia.com/gpu, but {where} advertise time-sliced GPUs as "
                  f"nvidia.com/gpu.shared (renameByDefault: true): {_offer_text(m.offered)}")

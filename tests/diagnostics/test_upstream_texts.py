@@ -496,3 +496,19 @@ def test_nfd_class_specific_pci_label_means_nfd_saw_the_gpu() -> None:
     (f,) = run(snapshot(node, OPERATOR), only=["gpu-not-advertised"]).findings
     assert "found no NVIDIA PCI device" not in f.title, f.title
     assert "feature.node.kubernetes.io/pci-0302_10de.present" in str([e.path for e in f.evidence])
+
+
+def test_mig_single_strategy_nodes_already_cut_into_the_profile_are_asked_for_as_nvidia_gpu() -> None:
+    """k8s-device-plugin README 'MIG strategies': with `single` every MIG device is advertised as nvidia.com/gpu and GFD
+    names the profile in nvidia.com/gpu.product (`...-MIG-1g.10gb`, internal/lm resource.go). A pod asking for
+    nvidia.com/mig-1g.10gb there needs nvidia.com/gpu and that product selector - not a re-partition into the
+    partitioning it already has, and nvidia.com/gpu does fit."""
+    from tests.diagnostics.checks.test_pod_gpu_resource_mismatch import H100_MIG, pending
+    single = (H100_MIG.replace("nvidia.com/mig.strategy: mixed", "nvidia.com/mig.strategy: single")
+              .replace("NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb")
+              .replace('nvidia.com/mig-1g.10gb: "7"', 'nvidia.com/gpu: "7"'))
+    (f,) = run(snapshot(single, pending("nvidia.com/mig-1g.10gb", "mig")), only=["pod-gpu-resource-mismatch"]).findings
+    assert "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3-MIG-1g.10gb" in f.remediation.text, f.remediation.text
+    assert "would not fit" not in f.remediation.text
+    assert not any("nvidia.com/mig.config=" in c for c in f.remediation.commands), f.remediation.commands
+    assert any("nvidia.com/gpu=1" in c for c in f.remediation.commands), f.remediation.commands

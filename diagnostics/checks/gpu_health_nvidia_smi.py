@@ -34,7 +34,7 @@ from diagnostics.timeutil import human_age
 _SEVERITY = {"warning": Severity.WARNING, "error": Severity.ERROR, "critical": Severity.CRITICAL}
 
 # Flag codes (gputui.debugpod.health) -> what the title says and which fix applies.
-_REPLACE, _RESET, _WATCH, _SCHEDULE = "replace", "reset", "watch", "schedule"
+_REPLACE, _RESET, _WATCH, _SCHEDULE, _RERUN = "replace", "reset", "watch", "schedule", "rerun"
 _FLAGS: Mapping[str, tuple[str, str]] = {
     "driver-not-loaded": ("the NVIDIA driver is not loaded (nvidia-smi exit 9): no GPU pod can run here", _REPLACE),
     "driver-library-mismatch": ("the NVIDIA driver and its library differ in version (upgraded without a reboot)",
@@ -65,6 +65,10 @@ _FLAGS: Mapping[str, tuple[str, str]] = {
     "pcie-gen-downgraded": ("{gpus}: PCIe link below its generation while busy", _WATCH),
     "kernel-xid": ("the kernel logged an Xid for {gpus}", _RESET),
     "gpus-missing": ("nvidia-smi does not list every GPU of the node ({gpus} missing)", _REPLACE),
+    # What the reading could not see: no GPU problem, but no all-clear either.
+    "health-unreadable": ("nvidia-smi could not read the health of {gpus} ([N/A] / [Insufficient Permissions]): "
+                          "unknown, not healthy", _RERUN),
+    "health-not-shown": ("the last nvidia-smi reading does not show {value}: no verdict on them", _RERUN),
 }
 _ROUTE_FLAGS = frozenset({"nvml-init-failure", "no-devices", "nvidia-smi-not-found", "nvml-library-missing"})
 """Flags that, from an unprivileged debug pod, say more about the pod's access than about the GPUs."""
@@ -168,7 +172,9 @@ def gpu_health_nvidia_smi(snap: Snapshot) -> Iterator[Finding | int]:
     results, and Karpenter keeps the node because nothing in the API says it is broken. A GPU that
     fell off the bus is often simply absent from nvidia-smi's list, so the GPUs listed are counted
     against what the node has (its GPU count labels or instance type): the ones still visible being
-    fine is no verdict on the node.
+    fine is no verdict on the node. Nor is a reading that could not see every health value (only the
+    table, without remapped rows, retired pages or reset state; a GPU whose values are all [N/A] or
+    [Insufficient Permissions]): a warning says what was not seen, never a pass.
 
     Fix:
     Follow the finding: a lost GPU, a failed row remap, a missing driver or a corrupted infoROM
@@ -285,6 +291,10 @@ def _flag_finding(snap: Snapshot, result: _Result, node: Node | None, claim: Nod
         for i in indexes:
             commands.append(f"kubectl debug node/{result.node} -it --profile=sysadmin --image=busybox -- "
                             f"chroot /host nvidia-smi -r -i {i}")
+    elif fix == _RERUN:
+        remedy = (f"Read it again: `gputui debug node/{result.node}` asks nvidia-smi for every health value; where an "
+                  "unprivileged pod reads [N/A] or [Insufficient Permissions], run it privileged (host nvidia-smi).")
+        commands = [f"gputui debug node/{result.node} --privileged -n gpu-operator"]
     else:
         remedy = (f"Not urgent on its own: re-check later with `gputui debug node/{result.node}` and replace the "
                   "node if it persists or jobs on it run slow.")
@@ -292,7 +302,7 @@ def _flag_finding(snap: Snapshot, result: _Result, node: Node | None, claim: Nod
     commands.append(f"gputui debug node/{result.node}")
     return Finding(
         subject=_ref(result),
-        title=f"{result.node}: " + text.format(gpus=gpus),
+        title=f"{result.node}: " + text.format(gpus=gpus, value=clip(str(flags[0].value or ""))),
         evidence=tuple(_evidence(snap, result, flags)),
         remediation=Remediation(remedy, tuple(dict.fromkeys(commands))),
         severity=severity,

@@ -34,8 +34,9 @@ activeDeadlineSeconds = --timeout + 60 (a dead-man switch), labelled
 app.kubernetes.io/managed-by=gputui; deleted on every exit (also Ctrl-C and SIGTERM).
 If gputui is killed hard, `gputui debug --cleanup` removes leftovers in all namespaces.
 
-exit codes: 0 healthy, 3 GPU health error, 4 warnings only, 2 usage, 5 cluster unreachable,
-6 the debug pod did not run or could not reach the GPUs (health unknown), 130/143 interrupted.
+exit codes: 0 healthy, 3 GPU health error, 4 warnings only or not every health value seen (a
+table alone, a GPU whose values are all [N/A]), 2 usage, 5 cluster unreachable, 6 the debug pod
+did not run or could not reach the GPUs (health unknown), 130/143 interrupted.
 """
 
 

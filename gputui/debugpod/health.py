@@ -13,11 +13,13 @@ from gputui.debugpod.nvidia_smi import (
     GpuRow,
     KernelXid,
     SmiFailure,
+    has_value,
     is_failed_cell,
     normalize_bus_id,
+    printed,
 )
 
-__all__ = ["HealthFlag", "Severity", "health_flags"]
+__all__ = ["ASPECTS", "HealthFlag", "Severity", "coverage_flags", "health_flags", "not_shown"]
 
 Severity = Literal["warning", "error", "critical"]
 _RANK = {"critical": 0, "error": 1, "warning": 2}
@@ -146,9 +148,69 @@ def health_flags(report: GpuReport, expected: int | None = None, expected_from: 
         flag = count_flag(report, expected, expected_from)
         if flag is not None:
             flags.append(flag)
+    flags.extend(coverage_flags(report, flags))
     unique = list(dict.fromkeys(flags))
     unique.sort(key=lambda f: (_RANK[f.severity], f.gpu_index is not None, f.gpu_index or 0))
     return unique
+
+
+ASPECTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("uncorrectable ECC errors", ("ecc.errors.uncorrected.volatile.total",)),
+    ("remapped rows", ("remapped_rows.pending", "remapped_rows.failure")),
+    ("retired pages", ("retired_pages.pending",)),
+    ("reset required", ("reset_status.reset_required", "reset_status.drain_and_reset_recommended",
+                        "gpu_recovery_action")),
+)
+"""What a health verdict must have seen for every GPU, each with the fields that show it. `nvidia-smi -q` and the
+debug pod's CSV print them all (`[N/A]` where a GPU has none: an A100 retires no pages); the default table
+prints only the ECC count. Xids are in the kernel log, never in nvidia-smi's output: what an unrecovered Xid
+leaves behind is `Reset Required` / `gpu_recovery_action`, a `[GPU requires reset]` or `ERR!` cell, or a GPU
+missing from the list."""
+HEALTH_VALUES: tuple[str, ...] = (
+    "temperature.gpu", "power.draw", "clocks_event_reasons.active", "memory.channel_repair_pending",
+    "memory.unrepairable", *(f for _name, fields in ASPECTS for f in fields))
+"""Fields a GPU's health is read from: a GPU with none of them read has an unknown health."""
+_INPUT_NAMES = {"table": "the default nvidia-smi table", "query": "this nvidia-smi -q",
+                "debug-pod": "this debug pod's output", "capture": "this capture"}
+
+
+def not_shown(report: GpuReport) -> list[str]:
+    """ASPECTS the input did not print for every GPU it lists (the default table: all but the ECC count)."""
+    return [name for name, fields in ASPECTS
+            if report.gpus and not all(any(printed(g, f) for f in fields) for g in report.gpus)]
+
+
+def coverage_flags(report: GpuReport, flags: list[HealthFlag]) -> list[HealthFlag]:
+    """Warnings for what the reading could not see, so it is never taken for an all-clear: a GPU none of whose
+    health values nvidia-smi could read (every one `[N/A]` or `[Insufficient Permissions]`), and ASPECTS the
+    input does not show at all. A GPU already flagged for a failed cell (ERR!, lost) needs no second word."""
+    out: list[HealthFlag] = []
+    failing = {f.gpu_index for f in flags if f.code in ("gpu-error-state", "gpu-lost", "gpu-requires-reset")}
+    for gpu in report.gpus:
+        if gpu.index in failing or any(has_value(gpu, f) for f in HEALTH_VALUES):
+            continue
+        cells = {f: gpu.unavailable[f] for f in HEALTH_VALUES if f in gpu.unavailable}
+        if not cells or any(is_failed_cell(v) for v in cells.values()):
+            continue  # nothing printed at all (a list, not a reading), or a failure flagged elsewhere
+        label = f"GPU {gpu.index}" if gpu.index is not None else f"GPU {gpu.bus_id or gpu.uuid or '?'}"
+        said = ", ".join(dict.fromkeys(cells.values()))
+        out.append(HealthFlag(
+            gpu.index, "health-unreadable", "warning",
+            f"{label}: nvidia-smi could not read its health: every health value is {said} ({', '.join(cells)}). "
+            "Its state is unknown, not healthy: run nvidia-smi as root on the node (`gputui debug node/NAME "
+            "--privileged`), where NVML may read what this run could not.",
+            next(iter(cells)), next(iter(cells.values()))))
+    missing = not_shown(report)
+    if missing:
+        what = _INPUT_NAMES.get(report.source_format, f"this nvidia-smi output ({report.source_format})")
+        how = ("its --query-gpu section did not give them (it failed, or this driver does not know the fields): "
+               "look at the section's exit above" if report.source_format == "debug-pod" else
+               "attach `nvidia-smi -q` of the node, or run `gputui debug node/NAME`, which reads them all")
+        out.append(HealthFlag(
+            None, "health-not-shown", "warning",
+            f"{what} does not show {', '.join(missing)}: no verdict on them; {how}.",
+            "not shown", ", ".join(missing)))
+    return out
 
 
 def missing_gpus(report: GpuReport, expected: int) -> tuple[list[int], list[str]]:

@@ -31,9 +31,11 @@ __all__ = [
     "KernelXid",
     "MigDevice",
     "SmiFailure",
+    "has_value",
     "is_sentinel",
     "normalize_bus_id",
     "parse",
+    "printed",
     "to_json",
 ]
 
@@ -278,6 +280,16 @@ FAILED_CELLS = ("gpu is lost", "gpu requires reset", *ERROR_CELLS)
 def is_failed_cell(value: str | None) -> bool:
     """`[GPU is lost]`, `[GPU requires reset]`, `ERR!`, `[Unknown Error]`: a failure, not a missing value."""
     return value is not None and value.strip().strip("[]").strip().lower() in FAILED_CELLS
+
+
+def printed(gpu: GpuRow, canonical: str) -> bool:
+    """The input held this field for the GPU: a value, or a cell saying why there is none (`[N/A]`)."""
+    return getattr(gpu, _FIELD_MAP[canonical][0]) is not None or canonical in gpu.unavailable
+
+
+def has_value(gpu: GpuRow, canonical: str) -> bool:
+    """nvidia-smi read a value for this field (not `[N/A]`, `[Insufficient Permissions]`, ...)."""
+    return getattr(gpu, _FIELD_MAP[canonical][0]) is not None
 
 _BUS_RE = re.compile(
     r"^(?:(?P<domain>[0-9a-fA-F]{1,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})(?:\.(?P<fn>[0-7]))?$"

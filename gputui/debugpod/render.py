@@ -193,8 +193,17 @@ def render_report(report: GpuReport, title: str = "") -> RenderableType:
     return Group(*parts)
 
 
-def render_flags(flags: Sequence[HealthFlag], gpus: int, expected: int | None = None) -> RenderableType:
-    """The flags, worst first; "✓" only when there are none (callers pass no empty list unless every GPU was read)."""
+def render_flags(flags: Sequence[HealthFlag], gpus: int, expected: int | None = None,
+                 source: str = "") -> RenderableType:
+    """The flags, worst first; "✓" only when there are none (callers pass no empty list unless every GPU was read),
+    or a yellow, qualified one when the only flag is what the input could not show."""
+    if flags and all(f.code == "health-not-shown" for f in flags):
+        what = {"table": "the table"}.get(source, "nvidia-smi's output")
+        count = f"{gpus} of {expected}" if expected else str(gpus)
+        unseen = visible(flags[0].value or "")
+        return Group(Text(f"✓ no problem in what {what} shows ({count} GPU(s)); not shown: {unseen}",
+                          style="bold yellow"),
+                     Text(f"  → {visible(flags[0].message.split('; ', 1)[-1])}", style="cyan"))
     if not flags:
         if expected:
             return Text(f"✓ no GPU health problems found ({gpus} of {expected} GPU(s) checked)", style="green")
@@ -231,7 +240,9 @@ def render_result(result: DebugResult) -> RenderableType:
     if result.failure is not None:
         parts.append(render_failure(result.failure))
     if result.flags:
-        parts.append(render_flags(result.flags, len(result.report.gpus) if result.report else 0))
+        parts.append(render_flags(result.flags, len(result.report.gpus) if result.report else 0,
+                                  result.expected_gpus or (result.report.attached_gpus if result.report else None),
+                                  result.report.source_format if result.report else ""))
     elif result.healthy and result.report is not None:
         parts.append(render_flags((), len(result.report.gpus), result.expected_gpus or result.report.attached_gpus))
     if result.deleted is False:

@@ -70,7 +70,8 @@ class DebugResult:
 
     @property
     def exit_code(self) -> int:
-        """0 healthy, 3 health error, 4 warnings only, 6 the pod did not run / could not reach the GPUs, or
+        """0 healthy, 3 health error, 4 warnings only (also: a reading that does not show every health value,
+        a `health-not-shown` / `health-unreadable` flag), 6 the pod did not run / could not reach the GPUs, or
         (`--parse`) the input holds no complete reading and nothing in it is an error by itself."""
         if self.failure is not None and self.failure.stage in ("pod", "route"):
             return DEBUG_POD_FAILED

@@ -172,7 +172,8 @@ def test_parse_each_format_from_a_file(tmp_path: Path, capsys: Capsys, kind: str
     saved = tmp_path / "smi.txt"
     saved.write_text(text())
     code, out, _ = gputui(capsys, "debug", "--parse", str(saved), "-o", "json")
-    assert code == 0, kind
+    # The table alone shows no remapped rows, retired pages or reset state: read, but no all-clear (exit 4).
+    assert code == (4 if kind == "table" else 0), kind
     (gpu,) = json.loads(out)["report"]["gpus"]
     assert gpu["name"] == "NVIDIA H100 80GB HBM3", kind
     assert gpu["memory_total_mib"] == 81559, kind

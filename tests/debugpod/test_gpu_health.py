@@ -85,7 +85,9 @@ def test_mig_device_ecc_errors_are_flagged(section: Sectioner) -> None:
     )
     flags = health_flags(parse(table))
 
-    assert [(f.code, f.gpu_index, f.value) for f in flags] == [("ecc-uncorrected", 0, "2")]
+    # A table shows no remapped rows, retired pages or reset state: said, never taken for "fine".
+    assert [(f.code, f.gpu_index, f.value) for f in flags] == [
+        ("ecc-uncorrected", 0, "2"), ("health-not-shown", None, "remapped rows, retired pages, reset required")]
     assert "MIG device 1" in flags[0].message
 
 
@@ -96,7 +98,8 @@ def test_err_cells_in_the_table_are_flagged(section: Sectioner) -> None:
 
     assert report.gpus[0].temperature_c is None and report.gpus[0].unavailable["temperature.gpu"] == "ERR!"
     # A row of ERR! cells is one failed GPU (fan included), not a warning per cell.
-    assert [(f.gpu_index, f.code, f.severity) for f in flags] == [(0, "gpu-error-state", "error")]
+    assert [(f.gpu_index, f.code, f.severity) for f in flags] == [(0, "gpu-error-state", "error"),
+                                                                   (None, "health-not-shown", "warning")]
     assert all(name in flags[0].message for name in ("fan.speed", "temperature.gpu", "power.draw"))
     assert "(ERR!)" in flags[0].message
 
@@ -116,7 +119,7 @@ def test_gpu_lost_exit_15_maps_to_the_gpu_by_bus_id(section: Sectioner) -> None:
 
     # When the other output still lists that bus id, the flag names the GPU index.
     mixed = parse(GPU_LOST + "\n" + section("h100", "load", "nvidia-smi"))
-    assert [(f.code, f.gpu_index) for f in health_flags(mixed)] == [("gpu-lost", 0)]
+    assert [(f.code, f.gpu_index) for f in health_flags(mixed)] == [("gpu-lost", 0), ("health-not-shown", None)]
 
 
 def test_gpu_lost_from_exit_code_alone() -> None:

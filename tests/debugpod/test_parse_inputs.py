@@ -72,7 +72,7 @@ def test_dmesg_xid_lines_are_not_csv_and_not_healthy(capsys: Capsys, tmp_path: P
 def test_quoted_table_is_read(capsys: Capsys, tmp_path: Path) -> None:
     quoted = "".join(f"> {line}\n" for line in section_body("h100", "load", "nvidia-smi").splitlines())
     code, data = _json(capsys, tmp_path, quoted)
-    assert code == 0
+    assert code == 4  # read, but a table shows no remapped rows, retired pages or reset state
     (gpu,) = data["report"]["gpus"]  # type: ignore[index]
     assert (gpu["name"], gpu["memory_total_mib"], gpu["temperature_c"]) == ("NVIDIA H100 80GB HBM3", 81559, 59)
 
@@ -153,7 +153,7 @@ def test_610_query_renames(capsys: Capsys, tmp_path: Path) -> None:
 def test_610_table_header(capsys: Capsys, tmp_path: Path) -> None:
     # `| NVIDIA-SMI 610.57.04   KMD Version: 610.57.04   CUDA UMD Version: 13.3 |`
     code, data = _json(capsys, tmp_path, _block(DRIVER_610, "nvidia-smi"))
-    assert code == 0
+    assert code == 4  # a table: no remapped rows, retired pages or reset state (see test_a_table_alone_...)
     report = data["report"]
     assert (report["driver_version"], report["cuda_version"]) == ("610.57.04", "13.3")  # type: ignore[index]
 
@@ -162,7 +162,7 @@ def test_470_table(capsys: Capsys, tmp_path: Path) -> None:
     # The oldest driver branch gputui reads: narrow table, `Persistence-M` glued to the name column.
     code, data = _json(capsys, tmp_path, (FIXTURES / "linux-x86_64__nvidia-geforce-gtx-680__470.256.02.table.txt")
                        .read_text())
-    assert code == 0
+    assert code == 4  # a table: no remapped rows, retired pages or reset state (see test_a_table_alone_...)
     (gpu,) = data["report"]["gpus"]  # type: ignore[index]
     assert (data["report"]["driver_version"], gpu["fan_speed_pct"], gpu["memory_total_mib"]) == (  # type: ignore[index]
         "470.256.02", 37, 2000)
@@ -233,7 +233,8 @@ def test_err_row_is_one_failed_gpu(capsys: Capsys, tmp_path: Path) -> None:
         "| N/A   59C    P0            629W /  700W |", "| ERR!  ERR!   P0            ERR! /  ERR! |")
     code, data = _json(capsys, tmp_path, table)
     assert code == 3
-    assert [(f["gpu_index"], f["code"]) for f in data["flags"]] == [(0, "gpu-error-state")]  # type: ignore[index]
+    assert [(f["gpu_index"], f["code"]) for f in data["flags"]] == [  # type: ignore[index]
+        (0, "gpu-error-state"), (None, "health-not-shown")]
 
 
 @pytest.mark.parametrize(("csv_cell", "table_cell", "code"), [
@@ -282,7 +283,8 @@ def test_inforom_warning_under_a_table(capsys: Capsys, tmp_path: Path) -> None:
     table = section_body("h100", "load", "nvidia-smi") + "\nWARNING: infoROM is corrupted at gpu 0000:00:09.0\n"
     code, data = _json(capsys, tmp_path, table)
     assert code == 3
-    assert [(f["gpu_index"], f["code"]) for f in data["flags"]] == [(0, "inforom-corrupted")]  # type: ignore[index]
+    assert [(f["gpu_index"], f["code"]) for f in data["flags"]] == [  # type: ignore[index]
+        (0, "inforom-corrupted"), (None, "health-not-shown")]
 
 
 def test_pcie_gen1_under_load_but_not_at_idle(capsys: Capsys, tmp_path: Path) -> None:
@@ -300,3 +302,88 @@ def test_pcie_gen1_under_load_but_not_at_idle(capsys: Capsys, tmp_path: Path) ->
     code, data = _json(capsys, tmp_path, with_cells(**{"pcie.link.gen.current": "1"}))  # the capture: 100 % busy
     assert code == 4
     assert [(f["code"], f["value"]) for f in data["flags"]] == [("pcie-gen-downgraded", "1")]  # type: ignore[index]
+
+
+# --- a reading that cannot see every health value ------------------------------------------------------
+
+
+def _gt801(result: dict[str, object]) -> list[tuple[str, str]]:
+    """GT801 over the JSON `--parse -o json` printed (what the TUI's debug run stores): (severity, title)."""
+    from diagnostics import run
+    from diagnostics.snapshot import SourceState
+    from tests.builders import snapshot
+
+    snap = snapshot(sources={"nvidia-smi": SourceState.OK}, gpu_reports={"gpu-node-1": result})
+    (check,) = run(snap, only=["gpu-health-nvidia-smi"]).results
+    return [(f.severity.label if f.severity else "", f.title) for f in check.findings]
+
+
+def test_a_table_alone_says_what_it_cannot_show(capsys: Capsys, tmp_path: Path) -> None:
+    # The default `nvidia-smi` screen of the real H100 (590): ECC count, temperature, power, memory, but no
+    # remapped rows, retired pages or reset state. A check mark for what it shows, not an all-clear.
+    table = section_body("h100", "load", "nvidia-smi")
+    code, out, _ = _parse(capsys, tmp_path, table)
+    assert code == 4
+    assert ("✓ no problem in what the table shows (1 GPU(s)); not shown: remapped rows, retired pages, "
+            "reset required") in out
+    assert "attach `nvidia-smi -q`" in out
+    assert HEALTHY not in out
+    code, data = _json(capsys, tmp_path, table)
+    assert (code, data["worst"], data["exit_code"]) == (4, "warning", 4)
+    assert [(f["code"], f["value"]) for f in data["flags"]] == [  # type: ignore[index]
+        ("health-not-shown", "remapped rows, retired pages, reset required")]
+    # The checklist reads the same verdict: a warning that says what was not seen, never a pass.
+    assert _gt801(data) == [("warning", "gpu-node-1: the last nvidia-smi reading does not show remapped rows, "
+                                        "retired pages, reset required: no verdict on them")]
+    # The same GPU's `-q` shows them all: that one is an all-clear.
+    code, out, _ = _parse(capsys, tmp_path, section_body("h100", "load", "nvidia-smi -q"))
+    assert code == 0 and HEALTHY in out and "not shown" not in out
+
+
+def test_a_debug_pod_log_whose_csv_failed_is_a_table_alone(capsys: Capsys, tmp_path: Path) -> None:
+    # The debug pod's --query-gpu section refused (exit 2, nvidia-smi's own message): only its table was read.
+    log = render_log([Section("nvidia-smi", section_body("h100", "load", "nvidia-smi"), 0),
+                      Section("query-gpu", 'Field "reset_status.reset_required" is not a valid field to query.', 2,
+                              fields=HEALTH_FIELDS),
+                      Section("list", section_body("h100", "capabilities", "nvidia-smi -L"), 0)])
+    code, out, _ = _parse(capsys, tmp_path, log)
+    assert code == 4
+    assert "not shown: remapped rows, retired pages, reset required" in out and HEALTHY not in out
+
+
+def _csv_with_second_gpu(**cells: str) -> str:
+    """The real H100 `--query-gpu` CSV (header and units), plus a second GPU made from its row: index 1,
+    another bus id and UUID, and `cells` replaced."""
+    header, row = section_body("h100", "load", "nvidia-smi --query-gpu").splitlines()[:2]
+    names = [h.strip().split(" [")[0] for h in header.split(",")]
+    values = [v.strip() for v in row.split(",")]
+    changed = {"index": "1", "pci.bus_id": "00000000:00:0A.0", "uuid": "GPU-00000000-0000-0000-0000-000000000001",
+               **cells}
+    for name, value in changed.items():
+        values[names.index(name)] = value
+    return f"{header}\n{row}\n{', '.join(values)}\n"
+
+
+def test_a_gpu_whose_every_health_value_is_unreadable_is_not_healthy(capsys: Capsys, tmp_path: Path) -> None:
+    from gputui.debugpod.health import HEALTH_VALUES
+
+    header = section_body("h100", "load", "nvidia-smi --query-gpu").splitlines()[0]
+    present = [f for f in HEALTH_VALUES if f in [h.strip().split(" [")[0] for h in header.split(",")]]
+    assert {"temperature.gpu", "power.draw", "ecc.errors.uncorrected.volatile.total", "remapped_rows.pending",
+            "gpu_recovery_action"} <= set(present)
+    # Flipped: GPU 1 answers [Insufficient Permissions] (or [N/A]) for every health field, as NVML does for a
+    # caller it does not let read them; GPU 0 is the real reading.
+    cells = {f: "[Insufficient Permissions]" if i % 2 == 0 else "[N/A]" for i, f in enumerate(present)}
+    code, out, _ = _parse(capsys, tmp_path, _csv_with_second_gpu(**cells))
+    assert code == 4
+    assert "GPU 1 [health-unreadable]" in out and "could not read its health" in out
+    assert HEALTHY not in out and "✓" not in out
+    code, data = _json(capsys, tmp_path, _csv_with_second_gpu(**cells))
+    assert [(f["gpu_index"], f["code"], f["severity"]) for f in data["flags"]] == [  # type: ignore[index]
+        (1, "health-unreadable", "warning")]
+    assert _gt801(data) == [("warning", "gpu-node-1: nvidia-smi could not read the health of GPU 1 ([N/A] / "
+                                        "[Insufficient Permissions]): unknown, not healthy")]
+    # [N/A] on some fields is normal (retired pages on any H100, remapped rows on one in MIG mode): not flagged.
+    code, out, _ = _parse(capsys, tmp_path, _csv_with_second_gpu(
+        **{"remapped_rows.pending": "[N/A]", "remapped_rows.failure": "[N/A]"}))
+    assert code == 0 and HEALTHY in out

@@ -244,3 +244,21 @@ def test_missing_gpus_counted_by_the_debug_pod_when_the_node_is_not_in_the_snaps
         f"{NODE_NAME}: GPU 7 fell off the bus (GPU is lost): unusable until the node reboots": Severity.CRITICAL,
         f"{NODE_NAME}: nvidia-smi does not list every GPU of the node (GPU 7 missing)": Severity.ERROR,
     }
+
+
+def test_a_run_whose_csv_failed_is_no_pass() -> None:
+    # The debug pod read the table, but its --query-gpu section was refused (exit 2): ECC count yes,
+    # remapped rows, retired pages and reset state no. Before, no flag meant "passed".
+    from gputui.debugpod.capture import Section, read_log, render_log
+
+    table = read_log(debug_log_for("h100")).sections["nvidia-smi"].text
+    log = render_log([Section("nvidia-smi", table, 0),
+                      Section("query-gpu", 'Field "reset_status.reset_required" is not a valid field to query.', 2,
+                              fields=HEALTH_FIELDS)])
+    result = gt801(NODE, CLAIM, reports={NODE_NAME: result_json(log)})
+    assert result.status is CheckStatus.FAILED
+    (f,) = result.findings
+    assert f.severity is Severity.WARNING
+    assert f.title == (f"{NODE_NAME}: the last nvidia-smi reading does not show remapped rows, retired pages, "
+                       "reset required: no verdict on them")
+    assert f"gputui debug node/{NODE_NAME}" in f.remediation.commands

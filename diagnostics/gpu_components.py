@@ -14,7 +14,8 @@ from diagnostics.snapshot import Snapshot
 DEVICE_PLUGIN_HINTS = ("nvidia-device-plugin", "nvidia-gpu-device-plugin", "neuron-device-plugin",
                        "amdgpu-device-plugin", "amd-gpu-device-plugin")
 OPERATOR_HINTS = ("nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset",
-                  "nvidia-operator-validator", "gpu-feature-discovery")
+                  "nvidia-operator-validator", "gpu-feature-discovery",
+                  "nvidia-gpu-driver-", "nvidia-vgpu-driver-")  # NVIDIADriver CR DaemonSets (internal/state/driver.go)
 
 
 NOT_ACCELERATOR_PLUGINS = ("efa", "sriov", "rdma")

@@ -512,3 +512,12 @@ def test_mig_single_strategy_nodes_already_cut_into_the_profile_are_asked_for_as
     assert "would not fit" not in f.remediation.text
     assert not any("nvidia.com/mig.config=" in c for c in f.remediation.commands), f.remediation.commands
     assert any("nvidia.com/gpu=1" in c for c in f.remediation.commands), f.remediation.commands
+
+
+def test_nvidiadriver_cr_driver_daemonsets_are_operator_components_for_bundles() -> None:
+    """The bundle collects GPU Operator pods' logs by these DaemonSets; the chart's NVIDIADriver CR `default` runs the
+    driver as nvidia-gpu-driver-default-<os> (gpu-operator internal/state/driver.go getDriverName)."""
+    from diagnostics.gpu_components import operator_daemonsets
+    from tests.diagnostics.test_accelerator_stack import ds
+    snap = snapshot(ds("nvidia-gpu-driver-default-ubuntu22.04", "nvidia.com/gpu.deploy.driver"))
+    assert [d.meta.name for d in operator_daemonsets(snap)] == ["nvidia-gpu-driver-default-ubuntu22.04"]

@@ -93,6 +93,11 @@ def _pools(snap: Snapshot) -> dict[str, str]:
     return out
 
 
+def _autopilot(snap: Snapshot) -> bool:
+    """GKE Autopilot: its nodes are named gk3-<cluster>-<pool>-... (Standard: gke-...)."""
+    return any(n.name.startswith("gk3-") for n in snap.nodes)
+
+
 def _gke(snap: Snapshot) -> bool:
     return any(n.provider_id.startswith("gce://") or "cloud.google.com/gke-nodepool" in n.labels for n in snap.nodes)
 
@@ -148,7 +153,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
                       "node gives the pod room without a new one")
             fix = "Fix the node that advertises no GPUs first (gpu-not-advertised); or raise the pool's maximum size."
         cmds = ((f"gcloud container clusters update {cluster} --node-pool {pool} --enable-autoscaling --max-nodes N",)
-                if gke else ("kubectl -n kube-system describe configmap cluster-autoscaler-status",))
+                if gke and not _autopilot(snap) else ("kubectl -n kube-system describe configmap cluster-autoscaler-status",))
     elif "in backoff after failed scale-up" in text:
         cause = "the node pool is in backoff after a failed scale-up (5 to 30 minutes)"
         fix = "Find why the last scale-up failed (stockout, quota) in the autoscaler's status; it retries after the backoff."
@@ -158,7 +163,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
         fix = ("Raise the autoscaler's limits (GKE: node auto-provisioning resource limits for the accelerator, "
                "--max-accelerator) or free capacity.")
         cmds = ((f"gcloud container clusters update {cluster} {_NAP_LIMITS} "
-                 f"--max-accelerator type={accel or 'ACCELERATOR'},count=N",) if gke else ())
+                 f"--max-accelerator type={accel or 'ACCELERATOR'},count=N",) if gke and not _autopilot(snap) else ())
     elif "didn't match Pod's node affinity/selector" in text or "node(s) didn't match" in text:
         offered = sorted({a for a in pools.values() if a})
         if accel and gke and accel not in offered:
@@ -171,6 +176,11 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
                f"limit for {accel}; or change the pod's selector to an accelerator a pool offers"
                + (f" ({', '.join(offered)})" if offered else "") + ".") if accel and gke else (
             "Add a node group whose nodes carry the labels the pod selects, or fix the pod's selector.")
+        if accel and gke and _autopilot(snap):
+            # Autopilot provisions nodes from the pod's selector itself; there are no node pools to create.
+            fix = (f"GKE Autopilot creates GPU nodes itself: check that {accel} with {max(int(count), 1)} GPU(s) per "
+                   "pod is offered in the cluster's region and that the project has GPU quota there, or ask for an "
+                   "accelerator Autopilot offers" + (f" ({', '.join(offered)})" if offered else "") + ".")
         machine, gpus = machine_for(accel, max(int(count), 1))
         cmds = ((f"gcloud container node-pools create {accel.replace('nvidia-', '')}-pool --cluster {cluster} "
                  f"--accelerator type={accel},count={gpus},gpu-driver-version=default "
@@ -178,7 +188,8 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
                  "--max-nodes N",
                  f"gcloud container clusters update {cluster} {_NAP_LIMITS} "
                  f"--max-accelerator type={accel},count=N")
-                if accel and gke else ())
+                if accel and gke and not _autopilot(snap) else
+                (f"gcloud compute accelerator-types list --filter=name={accel}",) if accel and gke else ())
     elif "Insufficient" in text:
         cause = "even a new node of each group would lack the resources the pod asks for"
         fix = "Use a node pool whose machine has as many GPUs (and CPU/memory) as the pod asks for, or ask for fewer."

@@ -521,3 +521,17 @@ def test_nvidiadriver_cr_driver_daemonsets_are_operator_components_for_bundles()
     from tests.diagnostics.test_accelerator_stack import ds
     snap = snapshot(ds("nvidia-gpu-driver-default-ubuntu22.04", "nvidia.com/gpu.deploy.driver"))
     assert [d.meta.name for d in operator_daemonsets(snap)] == ["nvidia-gpu-driver-default-ubuntu22.04"]
+
+
+def test_gke_autopilot_is_not_told_to_create_node_pools() -> None:
+    """Autopilot (nodes gk3-<cluster>-<pool>-...) provisions GPU nodes itself from the pod's gke-accelerator selector;
+    node pools and node auto-provisioning limits are not the user's to manage there."""
+    from tests.diagnostics.checks.test_pod_autoscaler_no_scale_up import L4_NODE, ca_event, pod
+    auto = L4_NODE.replace("gke-ml-prod-l4-pool-8c2f1e7a-x7k2", "gk3-ml-prod-nap-8c2f1e7a-x7k2") \
+        .replace("cloud.google.com/gke-nodepool: l4-pool", "cloud.google.com/gke-nodepool: nap-8c2f1e7a")
+    snap = snapshot(auto, pod("nvidia-h100-80gb", 8), ca_event(
+        "NotTriggerScaleUp", "pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector"))
+    (f,) = run(snap, only=["pod-autoscaler-no-scale-up"]).findings
+    assert not any("node-pools create" in c or "enable-autoprovisioning" in c for c in f.remediation.commands), \
+        f.remediation.commands
+    assert "Autopilot" in f.remediation.text, f.remediation.text

@@ -28,6 +28,7 @@ MIG = "ip-10-0-2-29.ec2.internal"       # MIG GPU 0 (three GPU instances): Xid 7
 ROWS_JOBS = "ip-10-0-2-30.ec2.internal"  # uncorrectable remapped rows grew on two days, each time under a new job
 NVLINK5 = "ip-10-0-2-31.ec2.internal"    # GPU 3: NVLink5 Xid 145 (Blackwell's Xid 74) four days and a day ago
 PAGES = "ip-10-0-2-32.ec2.internal"      # T4 (page retirement, no row remapping): DBE pages retired on two days
+RESET_JOB = "ip-10-0-2-33.ec2.internal"  # Xid 79 three days ago; reset two days ago, 79 again 30 min later, new pod
 H100 = "NVIDIA H100 80GB HBM3"
 SHARED_UUID = "GPU-5f0e2a11-93c4-4d0b-8b7e-000000000005"
 
@@ -130,4 +131,11 @@ def week(now: float) -> str:
     # a page per double-bit error, and exports no row remapping at all.
     series("DCGM_FI_DEV_RETIRED_DBE", _labels(PAGES, 0) | {"modelName": "Tesla T4"},
            lambda a: 0 if a > 5 * DAY else 1 if a > 2 * DAY else 3)
+    # A reset (the next job's series reads 0) and the same Xid again half an hour later: a new failure, though
+    # the previous job's series read 79 within the hour before it.
+    for pod, start, stop, value in (("train-a", SPAN, 2 * DAY, lambda a: 79 if a <= 3 * DAY else 0),
+                                    ("train-b", 2 * DAY - 5 * 60, 0, lambda a: 79 if a <= 2 * DAY - 30 * 60 else 0)):
+        labels = _labels(RESET_JOB, 0) | {"pod": pod, "namespace": "ml", "container": "main"}
+        series("DCGM_FI_DEV_XID_ERRORS", labels, value, (start, stop))
+        series("DCGM_FI_DEV_GPU_TEMP", labels, lambda _a: 60, (start, stop))
     return om.text()

@@ -10,7 +10,7 @@ import pytest
 from diagnostics import CheckStatus, ObjectRef, Report, Severity
 from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
 from tests.prometheus.week import (APP, CHURN, CLUSTER, GAP, MIG, NEW_HOST, OLD_HOST, ONCE, REMAP, REPEAT, ROWS,
-                                  NVLINK5, PAGES, ROWS_JOBS, SHARED_UUID)
+                                  NVLINK5, PAGES, RESET_JOB, ROWS_JOBS, SHARED_UUID)
 
 
 def _findings(diagnose: Callable[..., Report]) -> dict[str, object]:
@@ -65,7 +65,7 @@ def test_one_failure_or_application_xids_are_not_candidates(diagnose: Callable[.
     found = _findings(diagnose)
     assert ONCE not in found  # one Xid 79: a failure, not yet a pattern (GT704 reports it when recent)
     assert APP not in found   # Xid 13 every day is the job's bug
-    assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS, ROWS_JOBS, MIG, NVLINK5, PAGES}
+    assert set(found) == {REPEAT, NEW_HOST, REMAP, ROWS, ROWS_JOBS, MIG, NVLINK5, PAGES, RESET_JOB}
 
 
 def test_a_held_xid_in_a_new_series_is_not_a_new_occurrence(diagnose: Callable[..., Report]) -> None:
@@ -75,6 +75,13 @@ def test_a_held_xid_in_a_new_series_is_not_a_new_occurrence(diagnose: Callable[.
     assert CHURN not in found
     # Nor is the same series seen again after a scrape gap (a Prometheus restart replaying its WAL).
     assert GAP not in found
+
+
+def test_the_same_xid_after_a_reset_under_the_next_job_is_a_new_occurrence(diagnose: Callable[..., Report]) -> None:
+    # The GPU's value before the step is its newest series (the next job's, reading 0 after the reset), not
+    # the largest any series read in the hour (the previous job's 79): the Xid came back, it is counted.
+    f = _findings(diagnose)[RESET_JOB]
+    assert "GPU 0 (GPU-100233-0000) keeps failing: Xid 79 (GPU has fallen off the bus) 2 times over 1 day" in f.title
 
 
 def test_blackwell_nvlink5_xids_count_like_xid_74(diagnose: Callable[..., Report]) -> None:

@@ -132,9 +132,9 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "gpu_util": (f"avg_over_time({GPU_UTIL}[{IDLE_WINDOW}]) and {GPU_UTIL} and {GPU_UTIL} offset 50m",),
     # The Xid gauge holds the *last* Xid forever: a value alone says "ever since the exporter
     # started". An Xid is recent when the GPU's gauge turned to it within the window (xid_edges: not
-    # when a new job's series or a MIG instance repeats it); `xid_last` names the pods on the GPU.
-    "xid_recent": (f"max_over_time(({_XID_RECENT})[{XID_WINDOW}:{XID_STEP}])",),
-    "xid_recent_at": (f"max_over_time(timestamp({_XID_RECENT})[{XID_WINDOW}:{XID_STEP}])",),
+    # when a new job's series or a MIG instance repeats it): one series per GPU and Xid, valued with the
+    # time it last turned; `xid_last` names the pods on the GPU.
+    "xid_recent": (f"max_over_time(timestamp({_XID_RECENT})[{XID_WINDOW}:{XID_STEP}])",),
     "xid_last": (f"last_over_time({XID}[{XID_WINDOW}]) > 0",),
     # A windowed count (dcgm-exporter --xid-count-window-size), not a counter: a series per Xid
     # that reads N for a window and then goes away, so increase() of it is 0.
@@ -186,7 +186,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
 """Purpose -> PromQL. Purposes are the contract between the Prometheus source and the checks."""
 
 NEEDS: dict[str, str] = {
-    "gpu_util": GPU_UTIL, "xid_recent": XID, "xid_recent_at": XID, "xid_last": XID,
+    "gpu_util": GPU_UTIL, "xid_recent": XID, "xid_last": XID,
     "xid_count": XID_COUNT, "ecc_dbe": ECC_DBE, "ecc_dbe_new": ECC_DBE, "row_remap_failure": ROW_REMAP_FAILURE,
     "uncorrectable_remapped_rows": UNCORRECTABLE_REMAPPED_ROWS, "pcie_replay_rate": PCIE_REPLAY,
     "gpu_temp": GPU_TEMP, "rma_xid_events": XID, "rma_xid_first": XID, "rma_xid_last": XID,

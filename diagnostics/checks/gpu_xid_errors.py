@@ -61,7 +61,7 @@ def gpu_xid_errors(snap: Snapshot) -> Iterator[Finding | int]:
     cordon and drain the node, then reset the GPU or reboot/replace the node. Repeats on the
     same GPU mean hardware: replace the node and report it.
     """
-    facts = facts_for(snap, XID, "xid_recent", "xid_recent_at", "xid_last")
+    facts = facts_for(snap, XID, "xid_recent", "xid_last")
     if "xid_recent" not in facts.queries:
         # A bundle written before Xids were judged per GPU: its per-series samples are no answer either way.
         raise MetricUnavailable("prometheus: the hour of Xid history per GPU was not queried in this snapshot")
@@ -70,15 +70,13 @@ def gpu_xid_errors(snap: Snapshot) -> Iterator[Finding | int]:
     shown: dict[tuple[str, ...], Sample] = {}
     codes: dict[tuple[str, ...], set[int]] = {}
     at: dict[tuple[tuple[str, ...], str], float] = {}
-    for s in facts.get("xid_recent_at"):
-        if usable(s.value):
-            at[(GpuLabels.of(s.labels).physical, s.labels.get("xid", ""))] = s.value
-    for s in facts.get("xid_recent"):
+    for s in facts.get("xid_recent"):  # valued with when the gauge last turned to the Xid
         code = s.labels.get("xid", "")
         if code.isdigit() and usable(float(code)) and usable(s.value) and s.value > 0:
             key = GpuLabels.of(s.labels).physical
             shown.setdefault(key, s)
             codes.setdefault(key, set()).add(int(code))
+            at[(key, code)] = s.value
     # dcgm-exporter's optional counter names the Xid in a label: exact when it is enabled.
     for s in facts.get("xid_count"):
         code = s.labels.get("xid", "")

@@ -124,8 +124,8 @@ def test_a_prometheus_that_just_started_calls_no_held_xid_new(diagnose: Callable
 def test_skipped_on_facts_from_before_per_gpu_xids(facts: Callable[[str], MetricFacts]) -> None:
     # A bundle whose facts hold only the per-series queries of older gputui: no all-clear from them.
     got = facts("fleet")
-    old = MetricFacts(got.queried_at, got.url, {p: s for p, s in got.samples.items() if not p.startswith("xid_recent")},
-                      {p: q for p, q in got.queries.items() if not p.startswith("xid_recent")}, got.absent, got.errors)
+    old = MetricFacts(got.queried_at, got.url, {p: s for p, s in got.samples.items() if p != "xid_recent"},
+                      {p: q for p, q in got.queries.items() if p != "xid_recent"}, got.absent, got.errors)
     report = run(snapshot(DATASET_CLUSTER, sources={"prometheus": SourceState.OK}, metrics=old), only=["gpu-xid-errors"])
     (result,) = report.results
     assert result.status is CheckStatus.SKIPPED

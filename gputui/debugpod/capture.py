@@ -598,6 +598,7 @@ def debug_log_for(
     gpus: int = 1,
     lost: Collection[int] = (),
     remap_pending: Collection[int] = (),
+    query_gpu_error: str | None = None,
 ) -> str:
     """The log a gputui debug pod would print on a node, for the simulator.
 
@@ -606,6 +607,8 @@ def debug_log_for(
     `capture` (`h100`, `h100-mig`); `phase` picks `idle` or `load` (default: the last, `load`).
     `gpus` > 1 (or any `lost` / `remap_pending` index) derives a multi-GPU node from the one-GPU
     capture (see `_derive`): an 8-GPU p5 then lists 8 GPUs, or 7 and the lost one's failure line.
+    `query_gpu_error`: the `--query-gpu` section prints this and exits 2 (a driver refusing a field), so only
+    the table tells about health.
     """
     command = "nvidia-smi"
     if output is not None or exit_code != 0:
@@ -644,4 +647,7 @@ def debug_log_for(
         out.append(Section("list", listing.body, 0))
     if gpus > 1 or lost or remap_pending:
         out = _derive(out, max(gpus, 1), lost, remap_pending)
+    if query_gpu_error is not None:
+        out = [Section("query-gpu", query_gpu_error, 2, fields=HEALTH_FIELDS) if s.name == "query-gpu" else s
+               for s in out]
     return render_log(out, command=command)

@@ -7,7 +7,8 @@ StartError = the runtime's hook failed as the container started) and `message`; 
 (seconds in ContainerCreating, a slow image pull); `killed` (a container termination reason such as
 OOMKilled: the log stops before nvidia-smi's first output and the pod fails with exit 137).
 A `capture` of one GPU is shown as many GPUs as the node has (its GPU count labels, or instance type);
-`lostGpus` (indexes that fell off the bus) and `remapPendingGpus` put faults on some of them.
+`lostGpus` (indexes that fell off the bus) and `remapPendingGpus` put faults on some of them;
+`queryGpuError` makes the `--query-gpu` section print that text and exit 2 (only the table is read).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def debug_log(entry: dict[str, Any], exit_code: int) -> str:
     if capture is not None and output is None and exit_code == 0:
         kwargs.update(gpus=int(entry.get("gpus") or 1), lost=tuple(entry.get("lostGpus") or ()),
                       remap_pending=tuple(entry.get("remapPendingGpus") or ()))
+        if entry.get("queryGpuError"):
+            kwargs["query_gpu_error"] = str(entry["queryGpuError"])
     try:
         return debug_log_for(capture, **kwargs)
     except (ValueError, KeyError, OSError) as exc:

@@ -53,3 +53,35 @@ async def test_debug_screen_and_gt801_agree_on_the_lost_gpu(start_sim: StartSim)
             f"{XID_NODE}: nvidia-smi sees 7 of 8 GPUs (missing: GPU 7 (lost)): 1 missing from the PCIe bus or "
             "unbound from the driver",
         }
+
+
+async def test_debug_screen_and_gt801_agree_when_only_the_table_was_read(start_sim: StartSim) -> None:
+    # The debug pod's --query-gpu section is refused (exit 2): only its table was read, which shows no
+    # remapped rows, retired pages or reset state. Not "no GPU health problems found", and not a GT801 pass.
+    sim, kubeconfig = start_sim("healthy")
+    node = "ip-10-0-88-21.ec2.internal"
+    sim.set_nvidia_smi(node, {"capture": "h100",
+                              "queryGpuError": 'Field "reset_status.reset_required" is not a valid field to query.'})
+    app = build_app(kubeconfig, title="test")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        screen = DebugScreen(node, None, None)
+        app.push_screen(screen)
+        await _wait(pilot, lambda: screen.done)
+        result = screen.result
+        assert result is not None and result.exit_code == 4
+        console = Console(width=200, record=True)
+        console.print(result.render())
+        shown = console.export_text()
+        assert "no GPU health problems found" not in shown
+        assert "✓ no problem in what nvidia-smi's output shows (1 of 1 GPU(s)); not shown: remapped rows, " \
+               "retired pages, reset required" in shown
+
+        def gt801() -> list[tuple[str, str]]:
+            report = app.report
+            return [(f.severity.label if f.severity else "", f.title)
+                    for f in (report.findings if report is not None else ()) if f.code == "GT801"]
+
+        await _wait(pilot, lambda: bool(gt801()))
+        assert gt801() == [("warning", f"{node}: the last nvidia-smi reading does not show remapped rows, retired "
+                                       "pages, reset required: no verdict on them")]

@@ -34,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     _leave_on_signals()
     cluster.start()
+    from gputui import clock
+    from gputui.sim.pulse import EventPulse
+
+    pulse = EventPulse(cluster, clock.now()).start(clock.now)  # recent events stay recent while it runs
     extras = DemoExtras()
     tmp = ""
     try:
@@ -52,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_tui(args, title=f"demo: {args.scenario}")
     finally:
+        pulse.stop()
         extras.stop()
         cluster.stop()
         if tmp:

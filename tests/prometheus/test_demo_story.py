@@ -51,3 +51,45 @@ def test_the_demo_tells_the_same_story_hours_after_it_started(tmp_path: Path) ->
                                       "karpenter-provisioning-failures"}
     for later, story in stories.items():
         assert story == first, f"the story changed {later} after start-up"
+
+
+def test_the_incident_demo_keeps_its_findings_for_an_hour(tmp_path: Path) -> None:
+    """The whole demo (simulated cluster shifted to now, its Prometheus and AWS, the event pulse), run
+    through the checklist at start-up, 30 and 60 minutes later: the same findings each time."""
+    import argparse
+    import dataclasses
+
+    from gputui import clock
+    from gputui.collect import collect as collect_cluster
+    from gputui.commands.demo import DemoExtras
+    from gputui.config import aws_config, prometheus_settings
+    from gputui.kubeapi import Api, load
+    from gputui.sim.cluster import SimCluster
+    from gputui.sim.pulse import EventPulse
+
+    require_prometheus()
+    args = argparse.Namespace(prometheus_url=None, prometheus_selector=None, aws_profile=None, aws_region=None)
+    with SimCluster("incident", shift_to_now=True) as sim:
+        start = clock.now()
+        extras = DemoExtras.start(sim, now=start)
+        extras.apply(args)
+        try:
+            client, info = load(str(sim.write_kubeconfig(tmp_path / "kubeconfig")))
+            api = Api(client)
+            pulse = EventPulse(sim, start)
+            stories = {}
+            for later in (timedelta(0), timedelta(minutes=30), timedelta(minutes=60)):
+                at = start + later
+                pulse.beat(at)  # what the demo's pulse thread does once a minute
+                snap = collect_cluster(api, info, None, now=lambda at=at: at, aws=aws_config(args))
+                facts, status = collect(prometheus_settings(args), at=at, now=lambda at=at: at)
+                snap = dataclasses.replace(snap, metrics=facts, sources={**snap.sources, "prometheus": status})
+                report = run(snap)
+                stories[later] = sorted((f.check, str(f.subject), f.severity.label if f.severity else "")
+                                        for f in report.findings)
+        finally:
+            extras.stop()
+    checks = {c for c, *_ in stories[timedelta(0)]}
+    assert {"gpu-xid-errors", "spot-capacity-shortage", "gpu-not-advertised"} <= checks
+    for later, story in stories.items():
+        assert story == stories[timedelta(0)], f"the demo's findings changed {later} after start-up"

@@ -68,3 +68,20 @@ def test_other_eight_gpu_nodes_list_all_their_gpus(incident: tuple[SimCluster, s
     assert code == 4  # a pending remap is applied at the next reset; the GPU keeps working until then
     assert "GPU 3 [row-remap-pending]" in out and "8 GPU(s)" in out
     assert "gpus-missing" not in out
+
+
+def test_a_debug_pod_that_read_only_its_table_is_no_all_clear(incident: tuple[SimCluster, str],
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # The --query-gpu section refused (exit 2, nvidia-smi's words): the verdict the TUI renders and GT801 reads.
+    sim, kubeconfig = incident
+    node = "ip-10-0-19-203.ec2.internal"  # g5.12xlarge, 4 GPUs
+    sim.set_nvidia_smi(node, {"capture": "h100",
+                              "queryGpuError": 'Field "reset_status.reset_required" is not a valid field to query.'})
+    code, out = _debug(capsys, kubeconfig, node)
+    assert code == 4
+    assert "no GPU health problems found" not in out
+    assert ("✓ no problem in what nvidia-smi's output shows (4 of 4 GPU(s)); not shown: remapped rows, retired "
+            "pages, reset required") in out
+    code, out = _debug(capsys, kubeconfig, node, "-o", "json")
+    result = json.loads(out)
+    assert (code, result["worst"], [f["code"] for f in result["flags"]]) == (4, "warning", ["health-not-shown"])

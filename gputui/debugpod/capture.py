@@ -523,19 +523,28 @@ def _lost_line(index: int) -> str:
             "Reboot the system to recover this GPU")
 
 
-def _derive(sections: list[Section], gpus: int, lost: Collection[int], remap_pending: Collection[int]) -> list[Section]:
+_UNREADABLE = "[Insufficient Permissions]"
+_HEALTH_CELLS = ("temperature.gpu", "power.draw", "ecc.errors.uncorrected.volatile.total", "retired_pages.pending",
+                 "remapped_rows.pending", "remapped_rows.failure", "clocks_event_reasons.active", "gpu_recovery_action",
+                 "reset_status.reset_required", "reset_status.drain_and_reset_recommended")
+"""The cells an `unreadable` GPU answers with _UNREADABLE (the CSV) or N/A (the table)."""
+
+
+def _derive(sections: list[Section], gpus: int, lost: Collection[int], remap_pending: Collection[int],
+            unreadable: Collection[int] = ()) -> list[Section]:
     """Sections of a one-GPU capture made into `gpus` GPUs: the same readings per GPU, each with its own
     index, bus id and UUID. A `lost` GPU is missing from every listing and named in the failure line
-    nvidia-smi prints for it; `remap_pending` GPUs report `remapped_rows.pending` Yes."""
+    nvidia-smi prints for it; `remap_pending` GPUs report `remapped_rows.pending` Yes; `unreadable` GPUs
+    print no health value at all (N/A in the table, [Insufficient Permissions] in the CSV)."""
     keep = [i for i in range(gpus) if i not in lost]
     failures = "".join(_lost_line(i) + "\n" for i in sorted(lost) if i < gpus)
     out: list[Section] = []
     for section in sections:
         text = section.text
         if section.name == "nvidia-smi":
-            text = _derive_table(text, keep)
+            text = _derive_table(text, keep, unreadable)
         elif section.name == "query-gpu":
-            text = _derive_rows(text, section.fields, keep, remap_pending)
+            text = _derive_rows(text, section.fields, keep, remap_pending, unreadable)
         elif section.name == "list":
             first = text.splitlines()[0] if text.strip() else ""
             uuid = first[first.find("(UUID: ") + 7: -1] if "(UUID: " in first else ""
@@ -548,7 +557,7 @@ def _derive(sections: list[Section], gpus: int, lost: Collection[int], remap_pen
     return out
 
 
-def _derive_table(text: str, keep: list[int]) -> str:
+def _derive_table(text: str, keep: list[int], unreadable: Collection[int] = ()) -> str:
     lines = text.splitlines()
     head = next((i for i, line in enumerate(lines) if line.startswith("|===")), None)
     if head is None:
@@ -562,6 +571,9 @@ def _derive_table(text: str, keep: list[int]) -> str:
         copy[0] = re.sub(r"^\|\s+0 ", f"|{i:>4} ", copy[0])
         if bus is not None:
             copy[0] = copy[0].replace(bus.group(0), multi_gpu_bus_id(i))
+        if i in unreadable and len(copy) > 1:
+            copy[0] = re.sub(r"\S+(\s*\|)$", r"N/A\1", copy[0])  # Volatile Uncorr. ECC
+            copy[1] = re.sub(r"^(\|\s*\S+\s+)\S+(\s+\S+\s+)\S+(\s*/\s*)\S+", r"\1N/A\2N/A\3N/A", copy[1])
         rows.extend(copy)
         if n < len(keep) - 1:
             rows.append(rule)
@@ -571,7 +583,8 @@ def _derive_table(text: str, keep: list[int]) -> str:
 _BUS_IN_TABLE = re.compile(r"[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]")
 
 
-def _derive_rows(text: str, fields: tuple[str, ...], keep: list[int], remap_pending: Collection[int]) -> str:
+def _derive_rows(text: str, fields: tuple[str, ...], keep: list[int], remap_pending: Collection[int],
+                 unreadable: Collection[int] = ()) -> str:
     names = [_canonical(f, _GPU_ALIASES) for f in fields]
     rows = [line for line in text.splitlines() if line.strip()]
     if not rows:
@@ -585,6 +598,9 @@ def _derive_rows(text: str, fields: tuple[str, ...], keep: list[int], remap_pend
                             ("remapped_rows.pending", "Yes" if i in remap_pending else None)):
             if name in names and value is not None:
                 row[names.index(name)] = value
+        for name in _HEALTH_CELLS if i in unreadable else ():
+            if name in names:
+                row[names.index(name)] = _UNREADABLE
         out.append(", ".join(row))
     return "\n".join(out)
 
@@ -599,6 +615,7 @@ def debug_log_for(
     lost: Collection[int] = (),
     remap_pending: Collection[int] = (),
     query_gpu_error: str | None = None,
+    unreadable: Collection[int] = (),
 ) -> str:
     """The log a gputui debug pod would print on a node, for the simulator.
 
@@ -608,7 +625,7 @@ def debug_log_for(
     `gpus` > 1 (or any `lost` / `remap_pending` index) derives a multi-GPU node from the one-GPU
     capture (see `_derive`): an 8-GPU p5 then lists 8 GPUs, or 7 and the lost one's failure line.
     `query_gpu_error`: the `--query-gpu` section prints this and exits 2 (a driver refusing a field), so only
-    the table tells about health.
+    the table tells about health. `unreadable` GPUs print no health value (N/A, [Insufficient Permissions]).
     """
     command = "nvidia-smi"
     if output is not None or exit_code != 0:
@@ -645,8 +662,8 @@ def debug_log_for(
     listing = _pick(sections, None, "list")
     if listing is not None:
         out.append(Section("list", listing.body, 0))
-    if gpus > 1 or lost or remap_pending:
-        out = _derive(out, max(gpus, 1), lost, remap_pending)
+    if gpus > 1 or lost or remap_pending or unreadable:
+        out = _derive(out, max(gpus, 1), lost, remap_pending, unreadable)
     if query_gpu_error is not None:
         out = [Section("query-gpu", query_gpu_error, 2, fields=HEALTH_FIELDS) if s.name == "query-gpu" else s
                for s in out]

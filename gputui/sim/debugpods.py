@@ -8,7 +8,8 @@ StartError = the runtime's hook failed as the container started) and `message`; 
 OOMKilled: the log stops before nvidia-smi's first output and the pod fails with exit 137).
 A `capture` of one GPU is shown as many GPUs as the node has (its GPU count labels, or instance type);
 `lostGpus` (indexes that fell off the bus) and `remapPendingGpus` put faults on some of them;
-`queryGpuError` makes the `--query-gpu` section print that text and exit 2 (only the table is read).
+`queryGpuError` makes the `--query-gpu` section print that text and exit 2 (only the table is read);
+`unreadableGpus` print no health value (N/A, [Insufficient Permissions]).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def debug_log(entry: dict[str, Any], exit_code: int) -> str:
                       remap_pending=tuple(entry.get("remapPendingGpus") or ()))
         if entry.get("queryGpuError"):
             kwargs["query_gpu_error"] = str(entry["queryGpuError"])
+        if entry.get("unreadableGpus"):
+            kwargs["unreadable"] = tuple(entry["unreadableGpus"])
     try:
         return debug_log_for(capture, **kwargs)
     except (ValueError, KeyError, OSError) as exc:

@@ -85,3 +85,32 @@ async def test_debug_screen_and_gt801_agree_when_only_the_table_was_read(start_s
         await _wait(pilot, lambda: bool(gt801()))
         assert gt801() == [("warning", f"{node}: the last nvidia-smi reading does not show remapped rows, retired "
                                        "pages, reset required: no verdict on them")]
+
+
+async def test_debug_screen_and_gt801_agree_on_a_gpu_whose_health_cannot_be_read(start_sim: StartSim) -> None:
+    # Every health value of the GPU reads N/A / [Insufficient Permissions]: unknown, not healthy.
+    sim, kubeconfig = start_sim("healthy")
+    node = "ip-10-0-88-21.ec2.internal"
+    sim.set_nvidia_smi(node, {"capture": "h100", "unreadableGpus": [0]})
+    app = build_app(kubeconfig, title="test")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        screen = DebugScreen(node, None, None)
+        app.push_screen(screen)
+        await _wait(pilot, lambda: screen.done)
+        result = screen.result
+        assert result is not None and result.exit_code == 4
+        console = Console(width=200, record=True)
+        console.print(result.render())
+        shown = console.export_text()
+        assert "no GPU health problems found" not in shown and "✓" not in shown
+        assert "GPU 0 [health-unreadable]" in shown and "could not read its health" in shown
+
+        def gt801() -> list[tuple[str, str]]:
+            report = app.report
+            return [(f.severity.label if f.severity else "", f.title)
+                    for f in (report.findings if report is not None else ()) if f.code == "GT801"]
+
+        await _wait(pilot, lambda: bool(gt801()))
+        assert gt801() == [("warning", f"{node}: nvidia-smi could not read the health of GPU 0 ([N/A] / "
+                                       "[Insufficient Permissions]): unknown, not healthy")]

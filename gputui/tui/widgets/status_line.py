@@ -43,8 +43,9 @@ def status_text(snap: Snapshot | None, *, bundle_time: datetime | None = None, e
         t.append(" · ", style="dim")
         t.append("read-only", style="bold cyan")
     if snap is None:
-        t.append(" · connecting…", style="dim")
-        return t
+        if bundle_time is not None:
+            t.append(" · loading…", style="dim")
+        return t  # live: the dot already says "● connecting"
     ok = [s for s in snap.sources.values() if s.state is SourceState.OK]
     other = sorted((s for s in snap.sources.values() if s.state is not SourceState.OK), key=lambda s: s.name)
     t.append(" · ", style="dim")

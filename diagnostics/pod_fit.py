@@ -138,10 +138,40 @@ def pod_terms(pod: Pod) -> list[tuple[Requirement, ...]]:
 
 
 def avoids_karpenter(pod: Pod) -> bool:
-    """Every way the pod may schedule requires `karpenter.sh/nodepool DoesNotExist`: Karpenter ignores it."""
-    terms = [tuple(t) for t in pod.required_affinity]
-    return bool(terms) and all(any(r.key == NODEPOOL_LABEL and r.operator == "DoesNotExist" for r in t)
-                               for t in terms)
+    """The pod's requirements as Karpenter first reads them hold `karpenter.sh/nodepool DoesNotExist`: it ignores the pod.
+
+    Provisioner.Validate (kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go) checks
+    `scheduling.NewPodRequirements`: the nodeSelector, the heaviest preferred term and the FIRST required
+    term only - a later required term that admits Karpenter's nodes does not bring the pod back.
+    """
+    terms = [*pod.required_affinity[:1], _heaviest_preference(pod)]
+    return any(r.key == NODEPOOL_LABEL and r.operator == "DoesNotExist" for t in terms for r in t)
+
+
+def _heaviest_preference(pod: Pod) -> tuple[Requirement, ...]:
+    """The matchExpressions of the pod's heaviest preferredDuringScheduling node affinity term (Karpenter
+    treats it as required until it relaxes it)."""
+    spec = pod.obj.get("spec") if isinstance(pod.obj, Mapping) else None
+    affinity = spec.get("affinity") if isinstance(spec, Mapping) else None
+    node_aff = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    preferred = node_aff.get("preferredDuringSchedulingIgnoredDuringExecution") if isinstance(
+        node_aff, Mapping) else None
+    if not isinstance(preferred, list):
+        return ()
+    best: Mapping[str, object] | None = None
+    for p in preferred:
+        if isinstance(p, Mapping) and (best is None or _weight(p) > _weight(best)):
+            best = p
+    pref = best.get("preference") if best is not None else None
+    exprs = pref.get("matchExpressions") if isinstance(pref, Mapping) else None
+    return tuple(Requirement(str(e.get("key", "")), str(e.get("operator", "")),
+                             tuple(str(v) for v in e.get("values") or ()))
+                 for e in exprs or () if isinstance(e, Mapping)) if isinstance(exprs, list) else ()
+
+
+def _weight(term: Mapping[str, object]) -> int:
+    w = term.get("weight")
+    return w if isinstance(w, int) else 0
 
 
 def untolerated(taints: Iterable[Taint], tolerations: tuple[Toleration, ...]) -> list[Taint]:
@@ -846,9 +876,21 @@ YOUNG_SECONDS = 60.0
 
 
 def ignored_whenever(pod: Pod) -> str | None:
-    """not_considered's verdict where time does not matter; None when only the pod's age decides."""
+    """not_considered's verdict where time does not matter; None when only the pod's age decides.
+
+    Karpenter's `pod.IsProvisionable` (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go): marked
+    `PodScheduled` reason Unschedulable by its scheduler, no status.nominatedNodeName (preempting), not
+    owned by a DaemonSet or a Node (mirror pod). A gated pod is marked SchedulingGated instead.
+    """
     if pod.is_daemonset:
         return "DaemonSet pod"
+    if any(o.get("kind") == "Node" for o in pod.meta.owners):
+        return "mirror pod of a static pod"
+    gates = scheduling_gates(pod)
+    if gates is not None:
+        return held_by(gates)
+    if pod.nominated_node:
+        return f"nominated to node {pod.nominated_node} by preemption (status.nominatedNodeName)"
     cond = pod.condition("PodScheduled")
     marked = cond is not None and cond.status == "False" and cond.reason == "Unschedulable"
     if marked:
@@ -856,3 +898,29 @@ def ignored_whenever(pod: Pod) -> str | None:
     if pod.scheduler_name != "default-scheduler":
         return f"waits for scheduler {pod.scheduler_name}, which has not marked it Unschedulable"
     return None
+
+
+SCHEDULING_GATED = "SchedulingGated"
+"""PodScheduled reason the API server sets on a pod created with spec.schedulingGates (k8s.io/api core/v1)."""
+
+
+def scheduling_gates(pod: Pod) -> tuple[str, ...] | None:
+    """Names in spec.schedulingGates (or () when only the `SchedulingGated` condition says so); None if not gated.
+
+    kube-scheduler's SchedulingGates PreEnqueue plugin keeps a gated pod out of its queue, so no node is
+    judged for it and Karpenter, which waits for `Unschedulable`, does not look at it either: the
+    controller that set the gates (Kueue, ...) has to remove them.
+    """
+    spec = pod.obj.get("spec") if isinstance(pod.obj, Mapping) else None
+    gates = spec.get("schedulingGates") if isinstance(spec, Mapping) else None
+    if isinstance(gates, list) and gates:
+        return tuple(str(g.get("name", "")) if isinstance(g, Mapping) else str(g) for g in gates)
+    cond = pod.condition("PodScheduled")
+    if cond is not None and cond.status == "False" and cond.reason == SCHEDULING_GATED:
+        return ()
+    return None
+
+
+def held_by(gates: tuple[str, ...]) -> str:
+    """`held by scheduling gates (kueue.x-k8s.io/admission)`."""
+    return "held by scheduling gates" + (f" ({', '.join(gates)})" if gates else " (PodScheduled=False SchedulingGated)")

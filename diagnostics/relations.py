@@ -23,7 +23,7 @@ from diagnostics.messages import parse_nominated
 from diagnostics.model import CheckResult, CheckStatus, Finding, Impact, ObjectRef, Report, Severity
 from diagnostics.node_health import node_gpu_total
 from diagnostics.pending import Triage, triage
-from diagnostics.pod_fit import BLOCKING_EFFECTS, LIMIT, NOT_READY, fit, is_lifecycle_taint
+from diagnostics.pod_fit import BLOCKING_EFFECTS, LIMIT, NOT_READY, fit, is_lifecycle_taint, scheduling_gates
 from diagnostics.pool_accelerators import accelerators_for, base_resource
 from diagnostics.records import Node, NodeClaim, Pod, accelerator_total, accelerators, tolerates_all
 from diagnostics.snapshot import Snapshot
@@ -193,10 +193,24 @@ def _could_take(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -
     return total if total >= accelerator_total(want) else None
 
 
+NO_CANDIDATES = Candidates()
+
+
 def candidates(snap: Snapshot, t: Triage) -> Candidates:
-    """The pod's candidates (see the module docstring)."""
+    """The pod's candidates (see the module docstring).
+
+    A gated pod has none: no scheduler looks at it until its gates are removed. A pod Karpenter ignores
+    (`pod_fit.ignored_whenever`: not marked Unschedulable by its scheduler, preempting, a DaemonSet's)
+    has no NodePool, EC2NodeClass or NodeClaim candidates: nothing is launched for it whatever their state.
+    A pod kube-scheduler nominated by preemption waits on that node (its victims leaving), not on a launch.
+    """
+    if scheduling_gates(t.pod) is not None:
+        return NO_CANDIDATES
     idx = snap.index
     w = t.waiting
+    if w is not None and w.via == "status.nominatedNodeName" and w.node is not None:
+        return Candidates(nodes=frozenset({w.node.name}),
+                          claims=frozenset({w.claim.name} if w.claim is not None else ()), nominated=True)
     if w is not None:
         claim, node = w.claim, w.node
         pool_name = (claim.nodepool if claim else "") or (node.nodepool if node else "")
@@ -208,6 +222,8 @@ def candidates(snap: Snapshot, t: Triage) -> Candidates:
             claims=frozenset({claim.name} if claim else ()),
             nominated=True)
     base = _shared_candidates(snap, t)
+    if t.ignored:
+        return _nodes_only(snap, base)
     # A nomination Karpenter has since given up on (its claim gone after ICE) still names the pool it tried.
     claim_name = t.sched.nomination.nodeclaim if t.sched.nomination is not None else ""
     if not claim_name:
@@ -219,6 +235,15 @@ def candidates(snap: Snapshot, t: Triage) -> Candidates:
     pools = base.pools | extra
     claims = base.claims | {c.name for p in extra for c in idx.nodeclaims_by_pool.get(p, ())} | {claim_name}
     return Candidates(base.nodes, pools, _classes(snap, pools), frozenset(claims))
+
+
+def _nodes_only(snap: Snapshot, base: Candidates) -> Candidates:
+    """`base` without what Karpenter would launch (one object per `base`, so pods sharing it stay one group)."""
+    memo: dict[int, Candidates] = memoized(snap, "relation-nodes-only", dict)
+    found = memo.get(id(base))
+    if found is None:
+        found = memo[id(base)] = Candidates(nodes=base.nodes)
+    return found
 
 
 def _classes(snap: Snapshot, pools: Iterable[str]) -> frozenset[str]:

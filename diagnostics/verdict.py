@@ -25,7 +25,10 @@ UNDETERMINED = "pending, cause not determined"
 PROBLEMS = "problems found"
 NO_PROBLEMS = "no problems found"
 INCOMPLETE = "nothing found, not an all-clear"
-VERDICTS = (EXPLAINED, UNDETERMINED, PROBLEMS, NO_PROBLEMS, INCOMPLETE, "running", "succeeded", "failed", "unknown")
+GATED = "pending, scheduling gated"
+"""A pending pod with spec.schedulingGates: no scheduler looks at it until the controller that set them removes them."""
+VERDICTS = (EXPLAINED, UNDETERMINED, GATED, PROBLEMS, NO_PROBLEMS, INCOMPLETE, "running", "succeeded", "failed",
+            "unknown")
 """Every value `Verdict.verdict` takes (a pod target that is not pending gets its phase, lower-cased)."""
 
 BLIND_MARKERS = (": forbidden", ": unreachable", "not loaded yet", "partial", "denied", "unauthorized",
@@ -115,6 +118,7 @@ def _unseen(blind: tuple[str, ...]) -> str:
 
 def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None = None) -> Verdict:
     """The verdict of `report` (focused on `target` when given; `snap` is what it was computed from)."""
+    from diagnostics.pod_fit import held_by, scheduling_gates
     from diagnostics.relations import all_candidates, root_cause
 
     blind = blind_spots(report)
@@ -125,10 +129,16 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
         pod = snap.index.pod.get((target.namespace or "", target.name))
     if pod is not None and pod.pending:
         rc = root_cause(report, target) if target is not None else None
+        gates = scheduling_gates(pod)
+        held = f"; {held_by(gates)}" if gates is not None else ""
         if rc is not None:
-            head = f"{target} is pending - root cause: {describe(rc)}{_unseen(blind)}"
+            head = f"{target} is pending - root cause: {describe(rc)}{held}{_unseen(blind)}"
             return Verdict(EXPLAINED, head, floor, blind, rc,
                            _messages(snap, pod))
+        if gates is not None:
+            head = (f"{target} is pending, {held_by(gates)}: kube-scheduler and Karpenter do not look at it until "
+                    f"the controller that set them removes them{_unseen(blind)}")
+            return Verdict(GATED, head, Severity.WARNING, blind, None, _messages(snap, pod))
         cand = all_candidates(snap).get(pod.ref) if snap is not None else None
         checked = _checklist_lines(report)
         if cand is not None:

@@ -213,10 +213,11 @@ EMPTY_TERM = Requirement(FIELD_PREFIX, "In", ())
 
 POD_SPEC_KEEP = ("nodeName", "nodeSelector", "tolerations", "priorityClassName", "schedulerName",
                  "runtimeClassName", "overhead", "priority", "restartPolicy", "activeDeadlineSeconds",
-                 "serviceAccountName", "resourceClaims")
+                 "serviceAccountName", "resourceClaims", "schedulingGates")
 POD_STATUS_KEEP = ("phase", "reason", "message", "nominatedNodeName", "startTime", "hostIP", "podIP",
                    "qosClass", "resourceClaimStatuses")
-"""`resourceClaims` / `resourceClaimStatuses`: the DRA claims a pod waits on (absent on almost every pod)."""
+"""`resourceClaims` / `resourceClaimStatuses`: the DRA claims a pod waits on (absent on almost every pod);
+`schedulingGates`: who holds a pod back from every scheduler (Kueue, ...; absent on almost every pod)."""
 CONTAINER_KEEP = ("name", "image", "resources", "restartPolicy")
 """`restartPolicy: Always` on an init container makes it a sidecar: its requests add up, not max."""
 POD_SPEC_READ = ("affinity", "containers", "initContainers")

@@ -1,0 +1,173 @@
+"""The pending-pod relation against what kube-scheduler and Karpenter really do with a pod.
+
+Sources (read at kubernetes-sigs/karpenter 22664681, Aug 2026; kubernetes/kubernetes pkg/registry/core/pod):
+- Karpenter acts only on `pod.IsProvisionable` pods (pkg/utils/pod/scheduling.go): PodScheduled reason
+  `Unschedulable` (FailedToSchedule: any scheduler, no other reason), no spec.nodeName, no
+  status.nominatedNodeName (IsPreempting), not owned by a DaemonSet or a Node (mirror pod).
+- `Provisioner.Validate` (pkg/controllers/provisioning/provisioner.go) ignores a pod whose
+  `scheduling.NewPodRequirements` (nodeSelector + heaviest preferred term + FIRST required term) holds
+  `karpenter.sh/nodepool DoesNotExist`.
+- A pod with spec.schedulingGates gets `PodScheduled=False SchedulingGated "Scheduling is blocked due to
+  non-empty scheduling gates"` from the API server, and kube-scheduler's SchedulingGates PreEnqueue plugin
+  keeps it out of the queue: no node or NodePool is why it waits.
+"""
+
+from __future__ import annotations
+
+from diagnostics import ObjectRef, run
+from diagnostics.relations import all_candidates, focus, root_cause
+from diagnostics.verdict import GATED, UNDETERMINED
+from diagnostics.model import Severity
+from tests.builders import snapshot
+from tests.diagnostics.pending_objects import GPU_POOL, NODECLASS, pod
+from tests.diagnostics.test_relations import NO_KARPENTER, gke_node
+from tests.diagnostics.test_relations import pod as gke_pod
+
+POD = ObjectRef("Pod", "trainer-7c9d8f6b5-x2x7k", "ml")
+FULL_POOL = GPU_POOL.replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "16"')
+"""The gpu NodePool with its 16-GPU limit used up: GT105 names it for every pod Karpenter would launch for."""
+TOLERATES = "  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+GATES = "  schedulingGates: [{name: kueue.x-k8s.io/admission}]\n"
+GATED_STATUS = """status:
+  phase: Pending
+  conditions:
+  - {type: PodScheduled, status: "False", reason: SchedulingGated, lastTransitionTime: "2026-08-21T09:30:00Z",
+     message: "Scheduling is blocked due to non-empty scheduling gates"}
+"""
+
+
+def _judged(*docs: str, ref: ObjectRef = POD, **kw):  # type: ignore[no-untyped-def]
+    snap = snapshot(*docs, **kw)
+    report = run(snap)
+    return snap, report, focus(report, snap, ref).verdict
+
+
+def test_the_limit_of_the_pool_explains_a_pod_karpenter_would_launch_for() -> None:
+    # The baseline the cases below depart from: an Unschedulable pod the full pool would take.
+    _snap, report, v = _judged(FULL_POOL, NODECLASS, pod(tolerations=TOLERATES))
+    rc = root_cause(report, POD)
+    assert rc is not None and (rc.check, str(rc.subject)) == ("nodepool-gpu-limit-reached", "nodepool/gpu")
+    assert v.root_cause == rc
+
+
+def test_a_gated_pod_is_held_by_its_gates_not_by_a_full_pool() -> None:
+    snap, report, v = _judged(FULL_POOL, NODECLASS, pod(tolerations=TOLERATES, extra_spec=GATES, status=GATED_STATUS))
+    assert root_cause(report, POD) is None
+    assert not any(POD in f.related for f in report.findings)
+    assert all_candidates(snap)[POD][1].pools == frozenset()
+    assert v.verdict == GATED and v.floor == Severity.WARNING and not v.all_clear
+    assert "kueue.x-k8s.io/admission" in v.headline
+    assert "no problems" not in v.headline
+
+
+def test_a_gated_pod_is_not_explained_by_a_broken_node_it_could_run_on() -> None:
+    # GKE, no Karpenter: the only L4 node advertises no GPU - but the pod has not been looked at by any scheduler.
+    gated = gke_pod("llm-0").replace("schedulerName: default-scheduler", "schedulerName: default-scheduler\n" + GATES)
+    gated = gated.replace("reason: Unschedulable", "reason: SchedulingGated").replace(
+        "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", "Scheduling is blocked due to non-empty scheduling gates")
+    ref = ObjectRef("Pod", "llm-0", "ml")
+    _snap, report, v = _judged(gke_node("gke-l4-a"), gated, ref=ref, sources=NO_KARPENTER)
+    assert root_cause(report, ref) is None
+    assert v.verdict == GATED and v.floor == Severity.WARNING
+    # The broken node is still reported, as a finding of its own.
+    assert any(f.check == "gpu-not-advertised" for f in report.findings)
+
+
+def test_the_gated_condition_alone_is_enough() -> None:
+    # A read that dropped spec.schedulingGates (an old bundle) still carries the API server's condition.
+    _snap, report, v = _judged(FULL_POOL, NODECLASS, pod(tolerations=TOLERATES, status=GATED_STATUS))
+    assert root_cause(report, POD) is None and v.verdict == GATED
+
+
+FIRST_TERM_AVOIDS = """  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [{key: karpenter.sh/nodepool, operator: DoesNotExist}]
+        - matchExpressions: [{key: workload-class, operator: In, values: [gpu]}]
+"""
+PREFERRED_AVOIDS = """  affinity:
+    nodeAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 1
+        preference:
+          matchExpressions: [{key: workload-class, operator: In, values: [gpu]}]
+      - weight: 100
+        preference:
+          matchExpressions: [{key: karpenter.sh/nodepool, operator: DoesNotExist}]
+"""
+
+
+def test_karpenter_ignores_a_pod_whose_first_required_term_avoids_it() -> None:
+    # Provisioner.Validate reads the FIRST required term only: the pod is ignored, whatever the second says.
+    snap, report, v = _judged(FULL_POOL, NODECLASS, pod(tolerations=TOLERATES, affinity=FIRST_TERM_AVOIDS))
+    assert all_candidates(snap)[POD][1].pools == frozenset()
+    rc = root_cause(report, POD)
+    assert rc is not None and (rc.check, rc.subject) == ("pod-no-nodepool-fits", POD)
+    assert "Karpenter ignores it" in rc.title and v.root_cause == rc
+    assert not any(f.check == "nodepool-gpu-limit-reached" and POD in f.explains for f in report.findings)
+
+
+def test_karpenter_ignores_a_pod_whose_heaviest_preference_avoids_it() -> None:
+    snap, report, _v = _judged(FULL_POOL, NODECLASS, pod(tolerations=TOLERATES, affinity=PREFERRED_AVOIDS))
+    assert all_candidates(snap)[POD][1].pools == frozenset()
+    rc = root_cause(report, POD)
+    assert rc is not None and (rc.check, rc.subject) == ("pod-no-nodepool-fits", POD)
+
+
+def test_a_lighter_preference_for_non_karpenter_nodes_does_not_make_karpenter_ignore_the_pod() -> None:
+    lighter = PREFERRED_AVOIDS.replace("weight: 100", "weight: 0").replace("weight: 1\n", "weight: 50\n")
+    _snap, report, _v = _judged(FULL_POOL, NODECLASS, pod(tolerations=TOLERATES, affinity=lighter))
+    rc = root_cause(report, POD)
+    assert rc is not None and rc.check == "nodepool-gpu-limit-reached"
+
+
+def test_a_pod_of_another_scheduler_it_has_not_marked_has_no_nodepool_candidates() -> None:
+    # FailedToSchedule wants reason Unschedulable; Volcano has not said anything yet.
+    volcano = pod(tolerations=TOLERATES, status="status:\n  phase: Pending\n").replace(
+        "schedulerName: default-scheduler", "schedulerName: volcano")
+    snap, report, v = _judged(FULL_POOL, NODECLASS, volcano)
+    assert all_candidates(snap)[POD][1].pools == frozenset()
+    assert root_cause(report, POD) is None and v.verdict == UNDETERMINED
+
+
+def test_a_pod_of_another_scheduler_marked_unschedulable_is_karpenters() -> None:
+    marked = pod(tolerations=TOLERATES).replace("schedulerName: default-scheduler", "schedulerName: volcano")
+    _snap, report, _v = _judged(FULL_POOL, NODECLASS, marked)
+    rc = root_cause(report, POD)
+    assert rc is not None and rc.check == "nodepool-gpu-limit-reached"
+
+
+GPU_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: ip-10-0-12-34.ec2.internal
+  creationTimestamp: "2026-08-21T08:00:00Z"
+  labels: {karpenter.sh/nodepool: gpu, node.kubernetes.io/instance-type: g5.xlarge, workload-class: gpu,
+           karpenter.sh/capacity-type: on-demand, kubernetes.io/arch: amd64}
+spec:
+  providerID: aws:///us-east-1a/i-0abc
+  taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]
+status:
+  capacity: {nvidia.com/gpu: "1", cpu: "4", memory: 16Gi, pods: "58"}
+  allocatable: {nvidia.com/gpu: "1", cpu: 3920m, memory: 14Gi, pods: "58"}
+  conditions: [{type: Ready, status: "True", reason: KubeletReady, lastTransitionTime: "2026-08-21T08:02:00Z"}]
+"""
+
+
+def test_a_preempting_pod_waits_on_its_node_not_on_its_nodepool() -> None:
+    # kube-scheduler nominated the pod to an existing node (victims terminating): Karpenter ignores it
+    # (IsPreempting), so the pool's limit is not why it waits.
+    preempting = pod(tolerations=TOLERATES, status="""status:
+  phase: Pending
+  nominatedNodeName: ip-10-0-12-34.ec2.internal
+  conditions:
+  - {type: PodScheduled, status: "False", reason: Unschedulable, lastTransitionTime: "2026-08-21T09:30:01Z",
+     message: "0/5 nodes are available: 5 Insufficient nvidia.com/gpu. preemption: 0/5 nodes are available: 1 Insufficient nvidia.com/gpu, 4 Preemption is not helpful for scheduling."}
+""")
+    snap, report, _v = _judged(FULL_POOL, NODECLASS, GPU_NODE, preempting)
+    c = all_candidates(snap)[POD][1]
+    assert c.nodes == frozenset({"ip-10-0-12-34.ec2.internal"}) and c.pools == frozenset()
+    rc = root_cause(report, POD)
+    assert rc is None or rc.check != "nodepool-gpu-limit-reached"

@@ -478,7 +478,7 @@ def _bottlerocket_without_nvidia(snap: Snapshot, node: Node, stack: Stack, varia
         commands + (f"kubectl get node {node.name} -o jsonpath='{{.status.nodeInfo.osImage}}'",),
         "Launch GPU nodes from the Bottlerocket NVIDIA variant: Karpenter's amiSelectorTerms alias bottlerocket@latest "
         "resolves the -nvidia AMI for GPU instance types; an AMI selected by id or name must be the "
-        f"aws-k8s-<version>-nvidia one. Then replace this node.")
+        "aws-k8s-<version>-nvidia one. Then replace this node.")
 
 
 NFD_PCI = "feature.node.kubernetes.io/pci-10de.present"
@@ -717,7 +717,7 @@ def _judge_pod(snap: Snapshot, node: Node, stack: Stack, layer: Layer, ds: Daemo
     no_handler = bool(pod.runtime_class) and handlers is not None and pod.runtime_class not in handlers \
         and (c is None or _rank(c) >= 2)
     if no_handler:
-        ev.append(Evidence.field(node.ref, "status.runtimeHandlers", sorted(h for h in handlers if h) or "none",
+        ev.append(Evidence.field(node.ref, "status.runtimeHandlers", sorted(h for h in handlers or () if h) or "none",
                                  note=f"the pod's runtimeClassName {pod.runtime_class} has no handler here"))
     if (sandbox and warning is not None) or no_handler:
         crashing = True  # the kubelet cannot even start it: not a pod that is still coming up

@@ -487,7 +487,7 @@ def cluster_vpcs(facts: AwsFacts, classes: Iterable[NodeClass]) -> set[str]:
     out: set[str] = set()
     for nc in classes:
         for sel in ("subnets", "securityGroups"):
-            ans = answer(facts, nc, sel)  # type: ignore[arg-type]
+            ans = answer(facts, nc, sel)
             out |= {r.vpc_id for r in ans.matched if r.vpc_id}
     return out
 

@@ -150,17 +150,17 @@ class Generations(Generic[T]):
         return self.get(epoch, id(record), (record, *inputs), compute)
 
 
-I = TypeVar("I")
+Item = TypeVar("Item")
 G = TypeVar("G")
 
 
-class _ItemState(Generic[I, G, T]):
+class _ItemState(Generic[Item, G, T]):
     """What PerItem keeps for one key: the list it mapped, what it was told is fixed, the groups it read."""
 
     __slots__ = ("items", "fixed", "groups", "entries", "values", "_where", "group_of")
 
-    def __init__(self, items: Sequence[I], fixed: tuple[object, ...], groups: Mapping[G, Any],
-                 entries: list[tuple[tuple[object, ...], T]], values: list[T], group_of: Callable[[I], G],
+    def __init__(self, items: Sequence[Item], fixed: tuple[object, ...], groups: Mapping[G, Any],
+                 entries: list[tuple[tuple[object, ...], T]], values: list[T], group_of: Callable[[Item], G],
                  where: dict[G, list[int]] | None = None) -> None:
         self.items, self.fixed, self.groups = items, fixed, groups
         self.entries, self.values, self.group_of, self._where = entries, values, group_of, where
@@ -175,7 +175,7 @@ class _ItemState(Generic[I, G, T]):
         return self._where
 
 
-class PerItem(Generic[I, G, T]):
+class PerItem(Generic[Item, G, T]):
     """One value per item of a list (the GPU nodes, a pool's nodes), each kept with the inputs it came from.
 
     For maps over thousands of nodes of which a snapshot changes the pods of a few. Each item belongs to
@@ -188,16 +188,16 @@ class PerItem(Generic[I, G, T]):
     """
 
     def __init__(self) -> None:
-        self._states: dict[object, _ItemState[I, G, T]] = {}
+        self._states: dict[object, _ItemState[Item, G, T]] = {}
         _ALL.add(self)
 
     def forget(self) -> None:
         self._states = {}
 
-    def values(self, key: object, items: Sequence[I], fixed: tuple[object, ...], groups: Mapping[G, Any],
-               group_of: Callable[[I], G], changed: Callable[[Any], Collection[G]],
-               inputs_of: Callable[[I], tuple[object, ...]], compute: Callable[[I], T],
-               patch: Callable[[I, tuple[object, ...], T], T] | None = None) -> list[T]:
+    def values(self, key: object, items: Sequence[Item], fixed: tuple[object, ...], groups: Mapping[G, Any],
+               group_of: Callable[[Item], G], changed: Callable[[Any], Collection[G]],
+               inputs_of: Callable[[Item], tuple[object, ...]], compute: Callable[[Item], T],
+               patch: Callable[[Item, tuple[object, ...], T], T] | None = None) -> list[T]:
         """compute(item) for each item, in order (callers must not modify the list).
 
         `changed(earlier)`: the groups whose members are not the same objects in `earlier` and `groups`

@@ -137,7 +137,7 @@ def zero_budgets(pool: NodePool, reason: str, now: datetime) -> list[tuple[int, 
     reasons, makes every reason allow 0 (core pkg/apis/v1/nodepool.go GetAllowedDisruptionsByReason,
     MustGetAllowedDisruptions).
     """
-    out = []
+    out: list[tuple[int, Budget, bool | None]] = []
     for i, b in enumerate(pool.budgets):
         active = True if not b.schedule else budget_active(b.schedule, b.duration, now)
         if active is None:

@@ -32,9 +32,9 @@ def fast_init(cls: type[T]) -> type[T]:
     params = getattr(cls, "__dataclass_params__", None)
     if params is None or not params.frozen or "__slots__" not in cls.__dict__:
         raise TypeError(f"{cls.__name__} is not a frozen slotted dataclass")
-    fields = [f for f in getattr(cls, "__dataclass_fields__").values()
-              if f._field_type is dataclasses._FIELD]  # type: ignore[attr-defined]
-    if len(fields) != len(getattr(cls, "__dataclass_fields__")):  # InitVar / ClassVar: keep the generated one
+    declared: dict[str, dataclasses.Field[Any]] = cls.__dict__["__dataclass_fields__"]
+    fields = [f for f in declared.values() if f._field_type is dataclasses._FIELD]  # type: ignore[attr-defined]
+    if len(fields) != len(declared):  # InitVar / ClassVar: keep the generated one
         return cls
     env: dict[str, Any] = {"_FACTORY": _FACTORY}
     args: list[str] = []
@@ -71,5 +71,5 @@ def fast_init(cls: type[T]) -> type[T]:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__annotations__ = dict(cls.__init__.__annotations__)
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]  # replaced on purpose, as dataclasses does
     return cls

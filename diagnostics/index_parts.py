@@ -153,11 +153,11 @@ def _replace(items: list[Any], r: Any, a: Any, slots: dict[K, dict[int, int]], k
     where = slots.get(k)
     if where is None:
         where = slots[k] = {id(x): i for i, x in enumerate(items)}
-    i = where.pop(id(r), None)
-    if i is None:
+    at = where.pop(id(r), None)
+    if at is None:
         return False
-    items[i] = a
-    where[id(a)] = i
+    items[at] = a
+    where[id(a)] = at
     return True
 
 
@@ -194,7 +194,7 @@ class PodKeys(Mapping[PodKey, Pod]):
         """Keys whose pod differs from `_base`'s; None: no pod has that key here."""
         self._len = len(base) if length is None else length
 
-    def get(self, key: PodKey, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: PodKey, default: Any = None) -> Any:
         v = self._delta.get(key, _ABSENT)
         if v is _ABSENT:
             return self._base.get(key, default)

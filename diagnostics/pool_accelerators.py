@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from diagnostics.matching import requirement_matches
 from diagnostics.records import Requirement
@@ -242,7 +242,7 @@ def _admits(reqs: tuple[Requirement, ...], resource: str, count: float) -> Admis
                             f"{resource}; the pod needs {count:g} on one node")
 
 
-@lru_cache(maxsize=None)
+@cache
 def max_devices(resource: str) -> int:
     """Most devices of `resource` any known EC2 instance type carries (0 if the resource is not modeled)."""
     base = base_resource(resource)

@@ -145,7 +145,8 @@ class _Object:
         return ObjectRef(self.kind, self.meta.name, self.meta.namespace)
 
     def condition(self, type_: str) -> Condition | None:
-        for c in getattr(self, "conditions", ()):
+        conditions: tuple[Condition, ...] = getattr(self, "conditions", ())
+        for c in conditions:
             if c.type == type_:
                 return c
         return None

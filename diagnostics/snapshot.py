@@ -225,7 +225,7 @@ class Index:
             out = []
             for n in nodes:
                 claim = self.nodeclaim_by_node.get(n.name)
-                if _IS_GPU.of(self, n, (claim,), lambda: is_gpu_node(n, claim)):
+                if _IS_GPU.of(self, n, (claim,), lambda: is_gpu_node(n, claim)):  # noqa: B023 - called at once
                     out.append((n, claim))
             return out
 

@@ -76,7 +76,7 @@ _hits: dict[str, tuple[datetime, datetime]] = {}
 """Per schedule: two consecutive hits. From the first up to the second the last hit is the first one: every
 frame and diagnostics run asks for the same few schedules at nearly the same time, and croniter takes ~0.3 ms."""
 
-_CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
+_CRON_FIELDS: tuple[tuple[int, int, dict[str, int]], ...] = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
                 (1, 12, {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep",
                                                           "oct", "nov", "dec"))}),
                 (0, 6, {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}))
@@ -154,4 +154,4 @@ def _last_hit(schedule: str, now: datetime) -> datetime | None:
     if len(_hits) >= 256:
         _hits.clear()
     _hits[schedule] = (last_hit, next_hit)
-    return last_hit  # type: ignore[no-any-return]
+    return last_hit

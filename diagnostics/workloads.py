@@ -115,8 +115,8 @@ def toleration_yaml(taints: Iterable[Taint]) -> str:
     return "\n".join(lines)
 
 
-def _nest(path: str, value: Any) -> dict[str, Any]:
-    obj: Any = value
+def _nest(path: str, value: dict[str, Any]) -> dict[str, Any]:
+    obj = value
     for part in reversed([p for p in path.split("/") if p]):
         obj = {part: obj}
     return obj

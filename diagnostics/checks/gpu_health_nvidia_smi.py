@@ -351,7 +351,7 @@ def _missing_text(result: _Result, expected: int) -> str:
     listed = {_int(g.get("index")) for g in result.gpus}
     if None in listed:
         return ""
-    gone = sorted(set(range(expected)) - listed)  # type: ignore[arg-type]
+    gone = sorted(set(range(expected)) - listed)
     lost = {f.gpu_index for f in result.flags if f.code in ("gpu-lost", "gpu-inaccessible")}
     if not gone:
         return ""

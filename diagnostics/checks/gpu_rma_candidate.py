@@ -202,11 +202,11 @@ def _finding(snap: Snapshot, facts: MetricFacts, resolver: NodeResolver, g: _Gpu
         ev.append(metric_evidence(resolver.ref(labels), s, history,
                                   labels.as_value(xid=code, occurrences=int(s.value), first=_date(first),
                                                   last=_date(last))))
-    for s, what in ((g.remap_failure, "memory the GPU cannot repair"),
-                    (g.rows, "uncorrectable remapped rows changed more than once"),
-                    (g.pages, "retired pages (double-bit ECC) changed more than once")):
-        if s is not None:
-            ev.append(metric_evidence(ref, s, what, ident))
+    for counter, what in ((g.remap_failure, "memory the GPU cannot repair"),
+                          (g.rows, "uncorrectable remapped rows changed more than once"),
+                          (g.pages, "retired pages (double-bit ECC) changed more than once")):
+        if counter is not None:
+            ev.append(metric_evidence(ref, counter, what, ident))
     ev += absence_evidence(facts, ROW_REMAP_FAILURE, ref, "a failed row remap in the week cannot be seen")
     ev += absence_evidence(facts, UNCORRECTABLE_REMAPPED_ROWS, ref, "growing uncorrectable memory cannot be seen")
     ev += absence_evidence(facts, RETIRED_DBE, ref, "pages retired again and again (GPUs before Ampere) cannot be seen")

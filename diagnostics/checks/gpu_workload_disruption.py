@@ -18,7 +18,7 @@ from diagnostics.disruption import (
     zero_budgets,
 )
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.records import Condition, Event, Node, NodeClaim, NodePool, Pod, accelerator_total
+from diagnostics.records import Condition, Event, Node, NodeClaim, NodePool, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import carried
@@ -249,7 +249,7 @@ def _threat(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Facts, now:
                                  note=f"deletion requested {human_age(snap.age(f.deleting))} ago"))
     ev += [_event_ev(snap, e) for e in said[-2:]]
     ev += [_event_ev(snap, e) for e in f.events if e.reason == "TerminationGracePeriodExpiring"][-1:]
-    if expired or (f.expire_at is not None and (f.expire_at - now).total_seconds() <= EXPIRY_HORIZON_SECONDS):
+    if f.expire_at is not None and (expired or (f.expire_at - now).total_seconds() <= EXPIRY_HORIZON_SECONDS):
         ev.append(Evidence.field(claim_ref, "spec.expireAfter", f.expire_after,
                                  note=f"created {_stamp(f.expire_at - _delta(f.expire_after))}: expires "
                                       f"{_stamp(f.expire_at)} ({_relative(snap, f.expire_at)})"))

@@ -424,8 +424,8 @@ def _pool_finding(snap: Snapshot, pl: PoolLoop) -> Finding:
         for c in n.conditions:
             if c.type in REPAIR_POLICIES and (condition_is_bad(c) or (c.type == "Ready" and c.status == "Unknown")):
                 causes[f"{c.type}={c.status} ({c.reason or 'no reason'})"] += 1
-    for cause, n in causes.most_common(3):
-        ev.append(Evidence.field(ref, "nodes with a repair condition", cause, note=f"{n} current node(s)"))
+    for cause, count in causes.most_common(3):
+        ev.append(Evidence.field(ref, "nodes with a repair condition", cause, note=f"{count} current node(s)"))
     if pl.blocked:
         e = pl.blocked[-1]
         ev.append(Evidence.event(e.involved, e.reason, clip(e.message), sum(max(x.count, 1) for x in pl.blocked),

@@ -102,8 +102,8 @@ def _finding(snap: Snapshot, pool: NodePool,
         title = (f"NodePool {pool.name} is {state} its {r} limit ({qty(r, usage[r])}/{qty(r, pool.limits[r])}): "
                  f"{n} pending GPU {podword} blocked")
     else:
-        said = next((f for b in blocked for f in b[2]), None)
-        what = "node limit is exhausted" if said is not None and said.kind == NODE_LIMITS else \
+        first = next((f for b in blocked for f in b[2]), None)
+        what = "node limit is exhausted" if first is not None and first.kind == NODE_LIMITS else \
             "limits leave no room for any instance type"
         title = f"NodePool {pool.name}: Karpenter says its {what}; {n} pending GPU {podword} blocked"
     ev: list[Evidence] = [

@@ -131,18 +131,19 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
         code = next((c for c in _GCE_CODES if c in f.message), "")
         what = _GCE_CODES.get(code, "the cloud refused the new node")
         fix = "Let the autoscaler try other zones or machine types, or get the capacity another way."
-        cmds: list[str] = ["kubectl -n kube-system describe configmap cluster-autoscaler-status"]
+        steps: list[str] = ["kubectl -n kube-system describe configmap cluster-autoscaler-status"]
         if gke and code in ("RESOURCE_POOL_EXHAUSTED", "ZONE_RESOURCE_POOL_EXHAUSTED", "INSUFFICIENT_CAPACITY"):
             fix = ("GPUs are out of stock in that zone: let the node pool use more zones (--node-locations), use a "
                    "reservation, Spot, or a flex-start / queued provisioning (Dynamic Workload Scheduler) node pool.")
-            cmds.append(f"gcloud container node-pools update {pool} --cluster {cluster} --node-locations ZONE1,ZONE2,ZONE3")
+            steps.append(f"gcloud container node-pools update {pool} --cluster {cluster} --node-locations ZONE1,ZONE2,ZONE3")
         elif gke and code == "QUOTA_EXCEEDED":
             fix = "Ask for more GPU quota in the region (IAM & Admin > Quotas, e.g. NVIDIA_L4_GPUS), or use another region."
-            cmds.append("gcloud compute regions describe REGION --format='table(quotas.metric,quotas.limit,quotas.usage)'")
-        return Verdict(f, (), f"the scale-up it triggered failed: {what}", fix, tuple(cmds))
+            steps.append("gcloud compute regions describe REGION --format='table(quotas.metric,quotas.limit,quotas.usage)'")
+        return Verdict(f, (), f"the scale-up it triggered failed: {what}", fix, tuple(steps))
     reasons = reasons_of(last.message)
     text = " ".join(r for _, r in reasons)
     pools = _pools(snap)
+    cmds: tuple[str, ...]
     if "max node group size reached" in text:
         cause = "the node pool(s) that could take it are at their maximum size"
         fix = "Raise the node pool's maximum size (autoscaling max nodes), or free GPUs on its nodes."

@@ -25,8 +25,9 @@ KNOWN = KARPENTER_MODELED | {"nvidia.com/gpu.shared", "amd.com/gpu", "gpu.intel.
 MIG = re.compile(r"^nvidia\.com/mig-(\d+c\.)?\d+g\.\d+gb([+-][a-z][a-z0-9.]*)*$")
 """MIG profiles as the device plugin names them: `1g.5gb`, `1c.3g.40gb` (a compute-instance slice),
 `1g.10gb+me`, `1g.24gb+me.all`, `4g.48gb-me` (go-nvlib's `%dc.%dg.%dgb` plus attributes)."""
-_SUFFIX = {"": 1, "m": Decimal("0.001"), "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
-           "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_SUFFIX: dict[str, int | Decimal] = {
+    "": 1, "m": Decimal("0.001"), "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
+    "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _QTY = re.compile(r"^([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
 # Validation errors the API server returns (in FailedCreate events of ReplicaSets, Jobs, StatefulSets).
 _API_ERROR = re.compile(r"(must be an integer|must be equal to \S+ limit|Limit must be set for non overcommitable "
@@ -69,10 +70,13 @@ def _containers(pod: Pod) -> Iterator[tuple[str, str, Mapping[str, Any], Mapping
         for c in items if isinstance(items, list) else []:
             if not isinstance(c, Mapping):
                 continue
-            res = c.get("resources") if isinstance(c.get("resources"), Mapping) else {}
-            req = res.get("requests") if isinstance(res.get("requests"), Mapping) else {}
-            lim = res.get("limits") if isinstance(res.get("limits"), Mapping) else {}
-            yield field, str(c.get("name", "?")), req, lim
+            res = _mapping(c.get("resources"))
+            yield field, str(c.get("name", "?")), _mapping(res.get("requests")), _mapping(res.get("limits"))
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else empty: a hostile manifest may put a list or a string there."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def problems(pod: Pod) -> list[Problem]:
@@ -239,9 +243,9 @@ def _rejected_creates(snap: Snapshot) -> Iterator[Finding]:
     """Controllers whose pod creation the API refused for an accelerator request (the pods never exist)."""
     latest: dict[ObjectRef, Event] = {}
     for e in carried(snap, "gt403-rejected-creates", ("events",), lambda: [
-            e for e in snap.events if e.reason == "FailedCreate" and _API_ERROR.search(e.message) and (
-                any(looks_like_accelerator(tok) for tok in re.findall(r"\[([^\]]+)\]", e.message))
-                or "non overcommitable" in e.message)]):
+            ev for ev in snap.events if ev.reason == "FailedCreate" and _API_ERROR.search(ev.message) and (
+                any(looks_like_accelerator(tok) for tok in re.findall(r"\[([^\]]+)\]", ev.message))
+                or "non overcommitable" in ev.message)]):
         ref = e.involved
         if ref not in latest or (e.last_seen or e.first_seen or snap.taken_at) >= (
                 latest[ref].last_seen or latest[ref].first_seen or snap.taken_at):

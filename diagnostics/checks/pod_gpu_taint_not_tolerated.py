@@ -100,7 +100,8 @@ def _taint_only(snap: Snapshot, pf: PodFit) -> _TaintOnly | None:
         pools, nodes = pf.taint_only()
         if not pools and not nodes:
             return None
-        taints = list(dict.fromkeys(t for f in (*pools, *nodes) for r in f.reasons for t in r.taints))
+        fits: list[PoolFit | NodeFit] = [*pools, *nodes]
+        taints = list(dict.fromkeys(t for f in fits for r in f.reasons for t in r.taints))
         key = (tuple(str(t) for t in taints), tuple(p.pool.name for p in pools), tuple(n.node.name for n in nodes))
         return _TaintOnly(pools, nodes, taints, key, tuple(n.node.ref for n in nodes))
 

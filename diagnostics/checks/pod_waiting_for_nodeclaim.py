@@ -63,7 +63,7 @@ def pod_waiting_for_nodeclaim(snap: Snapshot) -> Iterator[Finding | int]:
         if w is None or not w.in_progress or w.claim is None:
             continue
         # What the finding says whatever the time, worked out once per triaged pod (its records).
-        st = _STATIC.get(snap.index, id(t), (t,), lambda: _static(t))
+        st = _STATIC.get(snap.index, id(t), (t,), lambda: _static(t))  # noqa: B023 - called at once
         claim_age = snap.age(st.created)
         stage_age = snap.age(st.started)
         stuck = claim_age is not None and claim_age > STUCK_AFTER

@@ -26,6 +26,7 @@ async def test_an_unreachable_api_server_turns_the_header_red_and_claims_nothing
         assert "API server unreachable" in text
         assert "no problems found" not in text and "✓" not in text
         assert "nothing checked" in text
+        assert "GPU nodes (not seen: nodes unreachable)" in text and "GPU nodes (0)" not in text
         status = str(app.screen.query_one(StatusLine).render())
         assert status.startswith("● unreachable")
         assert "● live" not in text

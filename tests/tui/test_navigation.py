@@ -302,6 +302,7 @@ async def test_forbidden_source_shows_its_status_instead_of_crashing(start_sim: 
         status = str(app.screen.query_one(StatusLine).render())
         assert "nodeclaims forbidden (list nodeclaims.karpenter.sh)" in status
         assert table_column(app, "nodeclaims", "NAME") == ["(none)"]
+        assert "NodeClaims (not seen: nodeclaims forbidden)" in screen_text(app)  # not "(0)": it could not look
         assert table_column(app, "nodes", "NAME") != ["(none)"]  # the other sources still show
         assert app.report is not None
         skipped = [r for r in app.report.results if r.status is CheckStatus.SKIPPED]

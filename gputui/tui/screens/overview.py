@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable
 
 from diagnostics.model import Finding, ObjectRef
+from diagnostics.snapshot import Snapshot
 from gputui.tui import cells
 from gputui.tui.cells import TableRow
 from gputui.tui.filtering import RowFilter
@@ -29,6 +30,19 @@ TABLES = (
     ("nodeclaims", "NodeClaims", cells.CLAIM_COLUMNS),
     ("nodepools", "NodePools", cells.POOL_COLUMNS),
 )
+
+
+TABLE_SOURCE = {"findings": "", "nodes": "nodes", "pods": "pods", "nodeclaims": "nodeclaims",
+                "nodepools": "nodepools"}
+"""The source each table's rows come from."""
+
+
+def unseen(snap: Snapshot, source: str) -> str:
+    """`pods forbidden` when a table's source could not be read (stale data is still shown)."""
+    st = snap.sources.get(source) if source else None
+    if st is None or st.state.usable:
+        return ""
+    return f"{source} {st.state.value}"
 
 
 class OverviewScreen(DataScreen):
@@ -113,6 +127,9 @@ class OverviewScreen(DataScreen):
                 count = f"{len(shown)} of {len(all_rows)}" if f.active else str(len(all_rows))
                 where = f" in {ns}" if tid == "pods" and ns else ""
                 label = f"{title}{where} ({count}){sort.label() if sort is not None else ''}"
+                blind = unseen(frame.snapshot, TABLE_SOURCE[tid])
+                if blind:  # "(0)" would claim there is nothing; say that nothing could be seen
+                    label = Text.assemble(f"{title} ", (f"(not seen: {blind})", "bold yellow"))
             if self._titles.get(tid) != label:  # assigning even an equal title repaints the table
                 self._titles[tid] = label
                 table.border_title = label

@@ -84,7 +84,11 @@ class PodsScreen(DataScreen):
         what = "Pending GPU pods" if self.pending_only else "GPU pods (running and pending)"
         if ns:
             what += f" in {ns}"
+        from gputui.tui.screens.overview import unseen
+
+        blind = unseen(snap, "pods")
         table.border_title = Text.assemble(
+            (f"{what} (not seen: {blind})", "bold yellow") if blind else
             f"{what} ({len(out)} of {total})" if len(out) != total else f"{what} ({total})",
             (self.sort.label(), "dim"),
             ("  Ctrl+Z: all" if self.pending_only else "  Ctrl+Z: pending only", "dim"))

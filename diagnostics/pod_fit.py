@@ -271,6 +271,44 @@ def requirement_conflict(req: Requirement, pool_reqs: Iterable[Requirement], lab
     return ""
 
 
+KARPENTER_WELL_KNOWN = frozenset({
+    NODEPOOL_LABEL, "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+    "node.kubernetes.io/instance-type", "kubernetes.io/arch", "kubernetes.io/os", "karpenter.sh/capacity-type",
+    "node.kubernetes.io/windows-build"})
+"""kubernetes-sigs/karpenter pkg/apis/v1/labels.go WellKnownLabels: exempt from the restricted domains."""
+RESTRICTED_LABELS = frozenset({"kubernetes.io/hostname"})
+RESTRICTED_DOMAIN = "karpenter.sh"
+
+
+def karpenter_rejects(pod: Pod) -> str:
+    """Why Karpenter's Provisioner.Validate ignores the pod whatever the NodePools ('' when it does not).
+
+    validateNodeSelector / validateAffinity (pkg/controllers/provisioning/provisioner.go) check the
+    nodeSelector and EVERY required term: a term with matchFields, or a restricted label
+    (kubernetes.io/hostname, the karpenter.sh domain but for well-known labels: IsRestrictedLabel), rejects
+    the whole pod even when another term would fit a NodePool.
+    """
+    keys = [*pod.node_selector]
+    for term in pod.required_affinity:
+        for r in term:
+            if r.key.startswith(FIELD) and r.key != FIELD:
+                return f"matchFields ({r.key[len(FIELD):]}) pins the pod to existing nodes: Karpenter ignores such pods"
+            keys.append(r.key)
+    for key in keys:
+        key = NORMALIZED_LABELS.get(key, key)
+        domain = key.rsplit("/", 1)[0] if "/" in key else ""
+        if key in KARPENTER_WELL_KNOWN:
+            continue
+        if key in RESTRICTED_LABELS or domain == RESTRICTED_DOMAIN or domain.endswith("." + RESTRICTED_DOMAIN):
+            return (f"the pod requires {key}, a label Karpenter does not launch for (\"using label {key} is not "
+                    f"allowed as it might interfere with the internal provisioning logic\"): Karpenter ignores such pods")
+    return ""
+
+
+FIELD = "field:"
+"""How ingest keys a matchFields requirement (`field:metadata.name`); `field:` alone is an empty term."""
+
+
 def term_conflicts(term: tuple[Requirement, ...], pool: NodePool) -> list[str]:
     labels = pool_labels(pool)
     return [c for c in (requirement_conflict(r, pool.requirements, labels) for r in term) if c]
@@ -410,6 +448,9 @@ def _pod_pool_reasons(pod: Pod, pool: NodePool, nodes_used: float | None) -> tup
         c = term_conflicts(t, pool)
         scored.append((len(c) + len(_accelerator(pod, pool, () if c else t)), len(c), t, c))
     _n, _nc, term, conflicts = min(scored, key=lambda x: (x[0], x[1]))
+    rejected = karpenter_rejects(pod)
+    if rejected and rejected not in conflicts:
+        conflicts = [rejected, *conflicts]
     if conflicts and not avoids_karpenter(pod):
         reasons.append(FitReason(
             REQUIREMENTS, "requirements: " + "; ".join(conflicts),

@@ -15,6 +15,7 @@ Sources (read at kubernetes-sigs/karpenter 22664681, Aug 2026; kubernetes/kubern
 from __future__ import annotations
 
 from diagnostics import ObjectRef, run
+from diagnostics.pod_fit import REQUIREMENTS, fit
 from diagnostics.relations import all_candidates, focus, root_cause
 from diagnostics.verdict import GATED, UNDETERMINED
 from diagnostics.model import Severity
@@ -171,3 +172,32 @@ def test_a_preempting_pod_waits_on_its_node_not_on_its_nodepool() -> None:
     assert c.nodes == frozenset({"ip-10-0-12-34.ec2.internal"}) and c.pools == frozenset()
     rc = root_cause(report, POD)
     assert rc is None or rc.check != "nodepool-gpu-limit-reached"
+
+
+def test_karpenter_ignores_a_pod_pinned_by_hostname() -> None:
+    # kubernetes.io/hostname is a RestrictedLabel (pkg/apis/v1/labels.go): Provisioner.Validate rejects the
+    # pod ("using label kubernetes.io/hostname is not allowed as it might interfere with the internal
+    # provisioning logic"), so no NodePool's limit is why it waits.
+    pinned = pod(tolerations=TOLERATES, node_selector="  nodeSelector: {kubernetes.io/hostname: ip-10-0-99-1.ec2.internal}\n")
+    snap, report, _v = _judged(FULL_POOL, NODECLASS, pinned)
+    assert all_candidates(snap)[POD][1].pools == frozenset()
+    assert not any(f.check == "nodepool-gpu-limit-reached" and POD in f.explains for f in report.findings)
+    fits = fit(snap, snap.index.pod[("ml", POD.name)]).pools
+    assert fits and all(REQUIREMENTS in p.kinds and "kubernetes.io/hostname" in p.summary() for p in fits)
+
+
+def test_one_matchfields_term_makes_karpenter_ignore_the_whole_pod() -> None:
+    # validateAffinity checks every required term: matchFields in any of them rejects the pod, even when
+    # another term would fit the pool.
+    affinity = """  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchFields: [{key: metadata.name, operator: In, values: [ip-10-0-99-1.ec2.internal]}]
+        - matchExpressions: [{key: workload-class, operator: In, values: [gpu]}]
+"""
+    snap, report, _v = _judged(FULL_POOL, NODECLASS, pod(tolerations=TOLERATES, affinity=affinity))
+    assert all_candidates(snap)[POD][1].pools == frozenset()
+    assert not any(f.check == "nodepool-gpu-limit-reached" and POD in f.explains for f in report.findings)
+    fits = fit(snap, snap.index.pod[("ml", POD.name)]).pools
+    assert fits and all("matchFields (metadata.name)" in p.summary() for p in fits)

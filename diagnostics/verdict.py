@@ -27,9 +27,10 @@ NO_PROBLEMS = "no problems found"
 INCOMPLETE = "nothing found, not an all-clear"
 GATED = "pending, scheduling gated"
 """A pending pod with spec.schedulingGates: no scheduler looks at it until the controller that set them removes them."""
-VERDICTS = (EXPLAINED, UNDETERMINED, GATED, PROBLEMS, NO_PROBLEMS, INCOMPLETE, "running", "succeeded", "failed",
-            "unknown")
-"""Every value `Verdict.verdict` takes (a pod target that is not pending gets its phase, lower-cased)."""
+VERDICTS = (EXPLAINED, UNDETERMINED, GATED, PROBLEMS, NO_PROBLEMS, INCOMPLETE, "pending", "running", "succeeded",
+            "failed", "unknown")
+"""Every value `Verdict.verdict` takes (a pod target not waiting for a scheduler gets its phase, lower-cased:
+`pending` for one already bound - spec.nodeName set by the scheduler or by hand - whose kubelet has not started it)."""
 
 BLIND_MARKERS = (": forbidden", ": unreachable", "not loaded yet", "partial", "denied", "unauthorized",
                  "permission", "timed out", "timeout", " failed")
@@ -149,6 +150,9 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
                 for kind, kinds, names in (("node", "nodes", c.nodes), ("NodePool", "NodePools", c.pools),
                                            ("EC2NodeClass", "EC2NodeClasses", c.classes),
                                            ("NodeClaim", "NodeClaims", c.claims))))
+            if cand[0].ignored:
+                # pkg/utils/pod IsProvisionable: why no NodePool is among the candidates.
+                checked.insert(1, f"Karpenter does not launch for it: {cand[0].ignored}")
         return Verdict(UNDETERMINED, f"{target} is pending, cause not determined: no finding explains it"
                        f"{_unseen(blind)}", Severity.WARNING, blind, None, _messages(snap, pod), tuple(checked))
     if pod is not None:

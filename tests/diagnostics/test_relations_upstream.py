@@ -17,7 +17,7 @@ from __future__ import annotations
 from diagnostics import ObjectRef, run
 from diagnostics.pod_fit import REQUIREMENTS, fit
 from diagnostics.relations import all_candidates, focus, root_cause
-from diagnostics.verdict import GATED, UNDETERMINED
+from diagnostics.verdict import GATED, UNDETERMINED, VERDICTS
 from diagnostics.model import Severity
 from tests.builders import snapshot
 from tests.diagnostics.pending_objects import GPU_POOL, NODECLASS, pod
@@ -129,7 +129,9 @@ def test_a_pod_of_another_scheduler_it_has_not_marked_has_no_nodepool_candidates
         "schedulerName: default-scheduler", "schedulerName: volcano")
     snap, report, v = _judged(FULL_POOL, NODECLASS, volcano)
     assert all_candidates(snap)[POD][1].pools == frozenset()
-    assert root_cause(report, POD) is None and v.verdict == UNDETERMINED
+    assert root_cause(report, POD) is None and v.verdict == UNDETERMINED and v.floor == Severity.WARNING
+    assert ("Karpenter does not launch for it: waits for scheduler volcano, which has not marked it Unschedulable"
+            in v.checked)
 
 
 def test_a_pod_of_another_scheduler_marked_unschedulable_is_karpenters() -> None:
@@ -201,3 +203,14 @@ def test_one_matchfields_term_makes_karpenter_ignore_the_whole_pod() -> None:
     assert not any(f.check == "nodepool-gpu-limit-reached" and POD in f.explains for f in report.findings)
     fits = fit(snap, snap.index.pod[("ml", POD.name)]).pools
     assert fits and all("matchFields (metadata.name)" in p.summary() for p in fits)
+
+
+def test_a_pod_pinned_by_node_name_is_never_waiting_for_a_scheduler() -> None:
+    # spec.nodeName bypasses kube-scheduler and Karpenter (IsScheduled): no candidates, no "cause not
+    # determined"; its verdict is its phase, one of the documented values.
+    pinned = pod(tolerations=TOLERATES, extra_spec="  nodeName: ip-10-0-12-34.ec2.internal\n",
+                 status="status:\n  phase: Pending\n")
+    snap, report, v = _judged(FULL_POOL, NODECLASS, GPU_NODE, pinned)
+    assert POD not in all_candidates(snap)
+    assert not any(POD in f.explains for f in report.findings)
+    assert v.verdict == "pending" and v.verdict in VERDICTS

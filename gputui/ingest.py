@@ -304,7 +304,7 @@ def _shared_resources(raw: Any) -> dict[str, float]:
     key = _key(raw) if type(raw) is dict and raw else None
     if key is None:
         return resources(raw)
-    return _parsed_resources.get(key, lambda: resources(raw))  # type: ignore[no-any-return]
+    return _parsed_resources.get(key, lambda: resources(raw))
 
 
 _string_maps = _Interner()
@@ -511,7 +511,7 @@ def _pod_tolerations(raw: Any) -> tuple[Any, tuple[Toleration, ...]]:
     key = _key(raw) if type(raw) is list else None
     if key is None:
         return raw, tolerations(raw)
-    return _tolerations.get(key, lambda: (raw, tolerations(raw)))  # type: ignore[no-any-return]
+    return _tolerations.get(key, lambda: (raw, tolerations(raw)))
 
 
 def _pick(d: Mapping[str, Any], keys: tuple[str, ...]) -> Obj:
@@ -550,7 +550,7 @@ def _unpack(packed: tuple[Any, ...]) -> Obj:
 
 def _get_obj(self: Pod) -> Obj:
     v = _POD_OBJ.__get__(self, Pod)
-    return _unpack(v) if type(v) is tuple else v  # type: ignore[no-any-return]
+    return _unpack(v) if type(v) is tuple else v
 
 
 def _set_obj(self: Pod, value: Any) -> None:
@@ -568,14 +568,14 @@ class PackedPod(Pod):
     """
 
     __slots__ = ()
-    obj = property(_get_obj, _set_obj)  # type: ignore[assignment]
+    obj = property(_get_obj, _set_obj)
 
     def __eq__(self, other: object) -> bool:
         """Pod's equality, with `obj` compared last: rebuilt only when every other field is equal
         (checks test `pod in list` against other pods)."""
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return _all_but_obj(self) == _all_but_obj(other) and self.obj == other.obj  # type: ignore[attr-defined]
+        return _all_but_obj(self) == _all_but_obj(other) and self.obj == other.obj
 
     __hash__ = Pod.__hash__  # as Pod's (defining __eq__ would drop it)
 
@@ -583,7 +583,7 @@ class PackedPod(Pod):
 _all_but_obj = operator.attrgetter(*(f.name for f in dataclasses.fields(Pod) if f.name != "obj"))
 
 
-def pod(raw: Obj) -> Pod:
+def pod(raw: Obj) -> PackedPod:
     """From the object as the API returns it. Pods are most of a big cluster, so `obj` keeps only
     what gputui shows or checks and nothing the record holds in another form: no conditions or
     container statuses (the record has them), no env/volumes, node affinity only while unscheduled.
@@ -634,7 +634,8 @@ def pod(raw: Obj) -> Pod:
         priority_class=_s(slim_spec.get("priorityClassName")),
         runtime_class=_s(slim_spec.get("runtimeClassName")),
         started=timestamp(status.get("startTime")),
-        obj=_pack(raw.get("apiVersion", "v1"), md, slim_spec, slim_status),
+        # The packed tuple, not a Mapping: PackedPod's `obj` property unpacks it on read.
+        obj=_pack(raw.get("apiVersion", "v1"), md, slim_spec, slim_status),  # type: ignore[arg-type]
     )
 
 

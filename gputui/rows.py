@@ -134,7 +134,7 @@ def claim_rows(snap: Snapshot, report: Report | None = None) -> list[Row]:
             for c in sorted(snap.nodeclaims, key=lambda c: (c.nodepool, c.name))]
 
 
-def lifecycle_stage(c) -> str:  # type: ignore[no-untyped-def]
+def lifecycle_stage(c: NodeClaim) -> str:
     """Launched -> Registered -> Initialized -> GPU ready: the last stage reached."""
     reached = "Created"
     for t in ("Launched", "Registered", "Initialized"):
@@ -163,7 +163,7 @@ def explained_by(report: Report | None) -> dict[ObjectRef, str]:
     return out
 
 
-def pending_reason(snap: Snapshot, pod, explained: dict[ObjectRef, str]) -> str:  # type: ignore[no-untyped-def]
+def pending_reason(snap: Snapshot, pod: Pod, explained: dict[ObjectRef, str]) -> str:
     """The best one-line reason: a finding about the pod, else the latest scheduling event."""
     return reason_from(pod, snap.index.events("Pod", pod.name, pod.namespace), explained)
 
@@ -216,7 +216,7 @@ def bar(used: float, limit: float | None, width: int = 10) -> str:
     return f"{'█' * filled}{'░' * (width - filled)} {_n(used)}/{_n(limit)}"
 
 
-def budget_now(pool, snap: Snapshot) -> str:  # type: ignore[no-untyped-def]
+def budget_now(pool: NodePool, snap: Snapshot) -> str:
     return budget_at(pool, snap.taken_at)
 
 

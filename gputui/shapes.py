@@ -41,7 +41,9 @@ def _leaves(keys: tuple[str, ...] | list[str]) -> dict[str, Any]:
 _Metadata = _shape("Metadata", _leaves(_METADATA_KEYS))
 _Container = _shape("Container", _leaves(ingest.CONTAINER_KEEP))
 _PodSpec = _shape("PodSpec", {**_leaves(ingest.POD_SPEC_KEEP), **_leaves(ingest.POD_SPEC_READ),
-                              "containers": list[_Container], "initContainers": list[_Container]})
+                              # TypedDicts built at run time (for msgspec): mypy cannot see them as types.
+                              "containers": list[_Container],  # type: ignore[valid-type]
+                              "initContainers": list[_Container]})  # type: ignore[valid-type]
 _TYPED_STATUS = {"conditions": list[wire.Condition], "containerStatuses": list[wire.ContainerStatus],
                  "initContainerStatuses": list[wire.ContainerStatus]}
 _PodStatus = _shape("PodStatus", {**_leaves(ingest.POD_STATUS_KEEP),
@@ -50,7 +52,7 @@ _Pod = _shape("Pod", {"apiVersion": Any, "kind": Any, "metadata": _Metadata, "sp
                       "status": _PodStatus,
                       # a watch ERROR event's object is a Status: keep what the informer reads of it
                       "code": Any, "reason": Any, "message": Any})
-_PodList = _shape("PodList", {"metadata": Any, "items": list[_Pod]})
+_PodList = _shape("PodList", {"metadata": Any, "items": list[_Pod]})  # type: ignore[valid-type]
 _PodEvent = _shape("PodEvent", {"type": Any, "object": _Pod})
 
 _SHAPES: dict[str, tuple[Any, Any]] = {"pods": (_PodList, _PodEvent)}

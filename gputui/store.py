@@ -196,7 +196,7 @@ class Store:
             return out
 
     def _snapshot(self, taken_at: datetime | None, target: str) -> Snapshot:
-        objs = {s: tuple(d.values()) for s, d in self._objects.items()}
+        objs: dict[str, Any] = {s: tuple(d.values()) for s, d in self._objects.items()}
         sources = dict(self._status)
         for s in KUBE_SOURCES:
             sources.setdefault(s, SourceStatus(s, SourceState.LOADING))

@@ -26,7 +26,8 @@ class WideResponse(http.client.HTTPResponse):
                  url: str | None = None) -> None:
         super().__init__(sock, debuglevel, method, url)
         self.fp.close()  # nothing read through it yet; closing drops its reference to the socket
-        self.fp = sock.makefile("rb", buffering=READ_BUFFER)
+        # A BufferedReader; typeshed says so only for buffering -1 or 1.
+        self.fp = sock.makefile("rb", buffering=READ_BUFFER)  # type: ignore[assignment]
 
 
 class WideHTTPConnection(HTTPConnection):

@@ -254,10 +254,10 @@ class Redactor:
         value = self._rename(value)
         if len(value) < 6:
             return value
-        for rule, literal in self.literals.items():
+        for name, literal in self.literals.items():
             if literal and literal in value:
-                self.counts[rule] += value.count(literal)
-                value = value.replace(literal, MARK.format(rule=rule))
+                self.counts[name] += value.count(literal)
+                value = value.replace(literal, MARK.format(rule=name))
         for rule in (*TEXT_RULES, *self.extra):
             value = self._apply(rule, value)
         return value

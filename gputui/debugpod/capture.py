@@ -648,7 +648,8 @@ def debug_log_for(
     if table is not None:
         out.append(Section("nvidia-smi", table.body, 0))
     for name, fields in (("query-gpu", HEALTH_FIELDS), ("query-compute-apps", APPS_FIELDS)):
-        kept, dropped = fields, ()
+        kept: tuple[str, ...] = fields
+        dropped: tuple[str, ...] = ()
         if name == "query-gpu":
             # Fields the captured driver did not offer are what the script drops after that driver's
             # 'is not a valid field to query' (e.g. reset_status.* on 590).

@@ -130,7 +130,7 @@ class _Run:
                 return self._gone()
             status = pod.get("status") or {}
             self.phase = status.get("phase")
-            cs = next(iter(status.get("containerStatuses") or []), {})
+            cs: dict[str, Any] = next(iter(status.get("containerStatuses") or []), {})
             state = cs.get("state") or {}
             if "running" in state or "terminated" in state:
                 self.running_since = time.monotonic()

@@ -191,5 +191,5 @@ def render_report(report: Report, console: Console, *, verbose: bool = True) -> 
     if more:
         console.print(Text(more, style="bold"))
         console.print()
-    for line in checklist(report, verbose):
-        console.print(line)
+    for item in checklist(report, verbose):
+        console.print(item)

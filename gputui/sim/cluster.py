@@ -170,7 +170,8 @@ class SimCluster:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await site.start()
-        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        # aiohttp types it as AbstractServer; it is the loop's asyncio.Server, which has `sockets`.
+        sockets = site._server.sockets if site._server else []  # type: ignore[attr-defined]
         self.port = sockets[0].getsockname()[1]
         self.url = f"http://{self.host}:{self.port}"
         self._loop_thread = threading.get_ident()

@@ -112,7 +112,7 @@ class LogBook:
         return f
 
     def unfollow(self, f: Follower) -> None:
-        self._followers.get(f.key[:2], set()).discard(f)  # type: ignore[arg-type]
+        self._followers.get(f.key[:2], set()).discard(f)
 
     def end(self, namespace: str, pod: str) -> None:
         """The pod's containers stopped: finish every follow stream."""

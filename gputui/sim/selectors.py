@@ -55,7 +55,9 @@ class LabelSelector:
 
 def _split_top_level(text: str) -> list[str]:
     """Split on commas that are not inside `( )`."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in text:
         if ch == "(":
             depth += 1

@@ -406,6 +406,7 @@ class SimServer:
         return _json(self.store.create(body, t.info), 201)
 
     def _replace(self, t: Target, body: Any) -> web.Response:
+        assert t.name is not None  # dispatched for a named object only
         if not isinstance(body, dict):
             raise st.bad_request("the body of the request must be a JSON object")
         md = dict(body.get("metadata") or {})

@@ -253,7 +253,7 @@ def _client(ep: Endpoint, timeout: float) -> PrometheusConnect:
     # stalling in urllib3's backoff.
     return PrometheusConnect(url=ep.url, headers=dict(ep.headers) or None, auth=ep.auth, session=session,
                              retry=Retry(total=0, connect=0, read=0, redirect=2, status=0),
-                             timeout=timeout)  # type: ignore[arg-type]
+                             timeout=timeout)
 
 
 def _status_for(exc: Exception, ep: Endpoint, timeout: float) -> SourceStatus:

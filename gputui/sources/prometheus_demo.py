@@ -170,11 +170,11 @@ def plan_from_objects(objects: Iterable[Mapping[str, Any]]) -> DemoPlan:
             continue
         claim = str((e.get("involvedObject") or {}).get("name") or "")
         pool = max((p for p in plan.pools if claim.startswith(f"{p}-")), key=len, default="")
-        n = int(e.get("count") or 1)
+        count = int(e.get("count") or 1)
         if pool:
-            plan.ice[pool] = plan.ice.get(pool, 0) + n
+            plan.ice[pool] = plan.ice.get(pool, 0) + count
         else:
-            unmatched += n
+            unmatched += count
     for pool in spot_only if unmatched else ():
         plan.ice[pool] = plan.ice.get(pool, 0) + unmatched
     return plan

@@ -25,9 +25,9 @@ def find(snap: Snapshot, ref: ObjectRef) -> Any:
     idx = snap.index
     if ref.kind == "Pod":
         return idx.pod.get((ref.namespace or "", ref.name))
-    table: Mapping[str, Any] = {"Node": idx.node, "NodeClaim": idx.nodeclaim, "NodePool": idx.nodepool,
-                                "EC2NodeClass": idx.nodeclass}.get(ref.kind, {})
-    return table.get(ref.name)
+    tables: dict[str, Mapping[str, Any]] = {"Node": idx.node, "NodeClaim": idx.nodeclaim, "NodePool": idx.nodepool,
+                                            "EC2NodeClass": idx.nodeclass}
+    return tables.get(ref.kind, {}).get(ref.name)
 
 
 def similar_names(snap: Snapshot, ref: ObjectRef, limit: int = 3) -> list[str]:
@@ -89,7 +89,7 @@ def key_fields(snap: Snapshot, ref: ObjectRef, rec: Any) -> list[tuple[str, str]
             *gpu_history(snap, rec.name),
         ]
     if ref.kind == "Pod":
-        claim = related.nominated_claim(snap, rec.namespace, rec.name)
+        nominated = related.nominated_claim(snap, rec.namespace, rec.name)
         states = [f"{c.name}: {c.state}{' ' + c.reason if c.reason else ''} ({c.restart_count} restarts)"
                   for c in rec.containers]
         affinity = [" AND ".join(str(r) for r in term) for term in rec.required_affinity]
@@ -97,7 +97,7 @@ def key_fields(snap: Snapshot, ref: ObjectRef, rec: Any) -> list[tuple[str, str]
             ("Phase", rec.phase + (" (terminating)" if rec.meta.deleting else "")),
             ("Node", rec.node_name or "- (not scheduled)"),
             ("Nominated node", rec.nominated_node or "-"),
-            ("NodeClaim (nominated)", claim or "-"),
+            ("NodeClaim (nominated)", nominated or "-"),
             ("Accelerators requested", _res(rec.requests)),
             ("Accelerator limits", _res(rec.limits)),
             ("Node selector", _list(f"{k}={v}" for k, v in rec.node_selector.items())),
@@ -220,8 +220,8 @@ def related_objects(snap: Snapshot, ref: ObjectRef, report: Report | None = None
         for n in sorted(idx.nodes_by_pool.get(ref.name, ()), key=lambda n: n.name):
             out.setdefault(n.ref, "node of pool")
     elif ref.kind == "EC2NodeClass":
-        for p in sorted(idx.pools_by_class.get(ref.name, ()), key=lambda p: p.name):
-            out.setdefault(p.ref, "NodePool using it")
+        for pool in sorted(idx.pools_by_class.get(ref.name, ()), key=lambda p: p.name):
+            out.setdefault(pool.ref, "NodePool using it")
     for f in report.findings if report is not None else ():
         if ref in f.related and f.subject != ref:
             out.setdefault(f.subject, f"via finding {f.check}")
@@ -242,7 +242,7 @@ def condition_rows(snap: Snapshot, rec: Any) -> list[tuple[str, tuple[str, str, 
 def event_rows(snap: Snapshot, ref: ObjectRef, limit: int = 30) -> list[tuple[str, tuple[str, ...]]]:
     """Recent events on the object, newest first: (key, (type, reason, count, last seen, source, message))."""
     evs = snap.index.events(ref.kind, ref.name, ref.namespace)
-    out = []
+    out: list[tuple[str, tuple[str, ...]]] = []
     for e in reversed(evs[-limit:]):
         out.append((e.meta.uid or f"{e.meta.namespace}/{e.meta.name}", (
             e.type, e.reason, f"x{e.count}", human_age(snap.age(e.last_seen)) if e.last_seen else "-",

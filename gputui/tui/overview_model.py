@@ -290,9 +290,9 @@ class OverviewModel:
             if c is not None and rows.age(now, c[1].meta.created) != row.cells[_AGE["nodeclaims"]]:
                 self._dirty["nodeclaims"].add(name)
         for key, p in self._pending.items():
-            row = self._plain["pods"].get(_pod_key(key))
-            if row is not None and rows.age(now, p.meta.created) != row.cells[_AGE["pods"]]:
-                self._dirty["pods"].add(row.key)
+            pod_row = self._plain["pods"].get(_pod_key(key))
+            if pod_row is not None and rows.age(now, p.meta.created) != pod_row.cells[_AGE["pods"]]:
+                self._dirty["pods"].add(pod_row.key)
         self._dirty["nodepools"].update(self._pools)
 
     # --- rows ---

@@ -154,12 +154,10 @@ class KeyedTable(DataTable[Text]):
         if column_index < 0:  # row labels (unused here): DataTable's own cache
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         column_key = self._column_locations.get_key(column_index)
-        if row_index < 0:
-            row_key = self._header_row_key
-            value: object = self.columns[column_key].label
-        else:
-            row_key = self._row_locations.get_key(row_index)
-            value = self._data[row_key][column_key]
+        row_key = self._header_row_key if row_index < 0 else self._row_locations.get_key(row_index)
+        if column_key is None or row_key is None:  # no cell of the table: DataTable's own rendering
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        value: object = self.columns[column_key].label if row_index < 0 else self._data[row_key][column_key]
         key = (row_key, column_key, row_index, column_index, base_style, width, cursor, hover,
                self._show_hover_cursor, self._pseudo_class_state, self.cell_padding)
         hit = self._cells_by_value.get(key)

@@ -140,6 +140,13 @@ async def test_cluster_text_is_shown_literally_in_every_view(start_sim: StartSim
             assert "[Evil]" in text and "[kubelet]" in text
             if ref.kind == "NodePool":  # requirement values in brackets were eaten as markup
                 assert "In [" in text
+        app.describe_ref(ObjectRef("Pod", pod, "ml"))  # `d`: the events table of kubectl describe
+        await settle(pilot)
+        describe = app.screen.text  # type: ignore[attr-defined]
+        assert "\x1b" not in describe and "[bold]boom[/bold] [red] In [a, b] \\x1b]0;pwned" in describe
+        assert "\x1b" not in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
         app.notify(HOSTILE)
         await pilot.pause(0.2)
         assert "[bold]boom[/bold]" in screen_text(app)

@@ -42,6 +42,11 @@ NOT_A_CAUSE = frozenset({"consolidation-blocked", "gpu-idle", "gpu-nodepool-prac
 IDLE_CHECKS = frozenset({"consolidation-blocked", "gpu-idle"})
 """Checks whose blast radius is idle GPUs rather than stalled ones."""
 
+NODE_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+"""Requests kube-scheduler's NodeResourcesFit holds against the node's allocatable that no accelerator stack
+changes: a node whose allocatable is below the pod's request never takes it (accelerators and other extended
+resources are what a broken plugin leaves out, so they are judged by what the node should offer)."""
+
 _POOL_BLOCKERS = frozenset({NOT_READY, LIMIT})
 """A NodePool blocked only by these would launch for the pod once fixed: it is a candidate."""
 
@@ -173,6 +178,8 @@ def _could_take(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -
     want = accelerators(pod.requests)
     if not want or node.meta.deleting:
         return None
+    if any(node.allocatable.get(r, need) < need for r, need in pod.requests.items() if r in NODE_RESOURCES):
+        return None  # NodeResourcesFit: "Insufficient cpu" on this node even when it is empty and healthy
     if not node_matches(pod.node_selector, pod.required_affinity, {**node.labels, "field:metadata.name": node.name}):
         return None
     startup = {(t.key, t.effect) for t in getattr(claim, "startup_taints", ()) or ()}

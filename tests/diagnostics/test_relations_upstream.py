@@ -214,3 +214,17 @@ def test_a_pod_pinned_by_node_name_is_never_waiting_for_a_scheduler() -> None:
     assert POD not in all_candidates(snap)
     assert not any(POD in f.explains for f in report.findings)
     assert v.verdict == "pending" and v.verdict in VERDICTS
+
+
+def test_a_broken_node_too_small_for_the_pod_does_not_explain_it() -> None:
+    # NodeResourcesFit compares every request with the node's allocatable: a pod asking for 16 CPUs never fits
+    # an 8-vCPU g2-standard-8 ("Insufficient cpu"), however its GPU plugin does.
+    big = gke_pod("llm-0").replace('limits: {nvidia.com/gpu: "1"}', 'requests: {cpu: "16"}, limits: {nvidia.com/gpu: "1"}')
+    ref = ObjectRef("Pod", "llm-0", "ml")
+    snap, report, v = _judged(gke_node("gke-l4-a"), big, ref=ref, sources=NO_KARPENTER)
+    assert all_candidates(snap)[ref][1].nodes == frozenset()
+    assert root_cause(report, ref) is None and v.verdict == UNDETERMINED
+    small = big.replace('cpu: "16"', 'cpu: "4"')
+    _snap, report, _v = _judged(gke_node("gke-l4-a"), small, ref=ref, sources=NO_KARPENTER)
+    rc = root_cause(report, ref)
+    assert rc is not None and rc.check == "gpu-not-advertised"

@@ -166,7 +166,7 @@ def _collect_lists(api: Api, target: ObjectRef | None, pool: ThreadPoolExecutor,
 def _prometheus(settings: Any, api: Api, now: Callable[[], datetime]) -> tuple[Any, SourceStatus]:
     from gputui.sources.prometheus import collect as collect_prometheus
 
-    return collect_prometheus(settings, api, now=now)  # type: ignore[no-any-return]
+    return collect_prometheus(settings, api, now=now)
 
 
 def _preload_aws() -> None:
@@ -204,7 +204,7 @@ def _get_target(api: Api, target: ObjectRef | None) -> dict[str, Any] | None:
         raise
     if not _is_the_object(obj, res.kind, target):
         return None  # a List, a Status or another object where this one was asked for: not the target
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def _is_the_object(obj: Any, kind: str, target: ObjectRef) -> bool:

@@ -44,7 +44,7 @@ def gpus_text(used: float) -> str:
 
 def gpu_model(labels: dict[str, str] | object) -> str:
     """The GPU model, one name however the labels spell it (`h100`, `NVIDIA-H100-80GB-HBM3` -> `H100`)."""
-    get = getattr(labels, "get")
+    get = getattr(labels, "get")  # noqa: B009 - `labels` is typed `object` too: mypy rejects `.get`
     raw = (get("nvidia.com/gpu.product") or get("karpenter.k8s.aws/instance-gpu-name")
            or get("cloud.google.com/gke-accelerator") or get("karpenter.k8s.aws/instance-accelerator-name")
            or get("amd.com/gpu.product-name") or "")

@@ -89,7 +89,7 @@ def build_app(kubeconfig: str | Path, *, title: str, read_only: bool = False, na
                      new_session=new_session, contexts=lambda: kube_contexts(str(kubeconfig)))
 
 
-async def settle(pilot: Pilot[object], timeout: float = 20.0) -> None:
+async def settle(pilot: Pilot[Any], timeout: float = 20.0) -> None:
     """Wait until every source answered and the screen shows the newest snapshot."""
     app = pilot.app
     deadline = time.monotonic() + timeout
@@ -130,7 +130,7 @@ def demo_sources(cluster: Any) -> Iterator[tuple[Any, Any]]:
         extras.stop()
 
 
-async def play(pilot: Pilot[object], keys: Sequence[str]) -> None:
+async def play(pilot: Pilot[Any], keys: Sequence[str]) -> None:
     """Settle, press the shot's keys, then settle again (so the screen shows the newest data)."""
     await settle(pilot)
     for key in keys:

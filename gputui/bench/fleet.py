@@ -183,7 +183,7 @@ def _fields(v: Any, depth: int = 0) -> Any:
 
 def _status_fields(status: dict[str, Any]) -> dict[str, Any]:
     """The kubelet's status entry: conditions by type; containerStatuses is an atomic list."""
-    out = {f"f:{k}": {} for k in status if k != "conditions"}
+    out: dict[str, Any] = {f"f:{k}": {} for k in status if k != "conditions"}
     out["f:conditions"] = {f'k:{{"type":"{c["type"]}"}}': {".": {}, "f:lastProbeTime": {}, "f:lastTransitionTime": {},
                                                           "f:status": {}, "f:type": {}}
                            for c in status.get("conditions", ())}
@@ -771,16 +771,16 @@ class Fleet:
         gpu_w, cpu_w, pending_w = [], [], []
         for t, team in enumerate(self._teams):
             short = team.removeprefix("team-")
-            for k, (kind, name, image, gpus) in enumerate((
+            for kind, name, image, gpus in (
                     ("Deployment", f"{short}-llm-inference", "vllm/vllm-openai:v0.6.3", 1),
                     ("Job", f"{short}-finetune", "nvcr.io/nvidia/pytorch:24.05-py3", 1),
-                    ("StatefulSet", f"{short}-triton", "nvcr.io/nvidia/tritonserver:24.08-py3", 1))):
+                    ("StatefulSet", f"{short}-triton", "nvcr.io/nvidia/tritonserver:24.08-py3", 1)):
                 gpu_w.append(Workload(team, name, kind, image, gpus, "8", "64Gi", short, self.uid(), self.suffix(10)))
             for k, name in enumerate(("api", "feature-store", "embedder-gateway", "ingest-worker", "redis")):
                 image = f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/{team}/{name}:2.{k}.{t}"
                 cpu_w.append(Workload(team, f"{short}-{name}", "Deployment", image, 0, "500m", "1Gi", short,
                                       self.uid(), self.suffix(10)))
-        for k, team in enumerate(self._teams[: max(1, len(self._teams) // 2)]):
+        for team in self._teams[: max(1, len(self._teams) // 2)]:
             short = team.removeprefix("team-")
             pending_w.append(Workload(team, f"{short}-pretrain", "Job", "nvcr.io/nvidia/pytorch:24.05-py3", 8, "90",
                                       "900Gi", short, self.uid(), pool=self._limit_pool))
@@ -1099,7 +1099,7 @@ class Fleet:
                                   count=max(1, age // 300), first=age - 5, last=45)
                 made += 1
         # In-flight claims: Spot shortage and registration.
-        for j, (claim, pool) in enumerate(self._inflight):
+        for j, (claim, _pool) in enumerate(self._inflight):
             if made >= budget:
                 return
             if j % 2 == 0:

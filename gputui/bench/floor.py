@@ -41,6 +41,8 @@ def server_and_token(kubeconfig: str) -> tuple[str, str]:
 def list_all(server: str, token: str, path: str, page: int = 500) -> tuple[list[Any], int]:
     """Every item of one list (paged) and the bytes read."""
     url = urllib.parse.urlsplit(server)
+    if not url.hostname:
+        raise ValueError(f"no host in the kubeconfig's server {server!r}")
     conn = http.client.HTTPConnection(url.hostname, url.port, timeout=300)
     headers = {"Accept": "application/json", "Authorization": f"Bearer {token}"}
     items: list[Any] = []

@@ -213,7 +213,7 @@ def _errors(runs: dict[str, Any]) -> list[str]:
     errs = []
     for name, items in runs["cold_start"].items():
         errs += [f"cold_start.{name}: {r['error']}" for r in items if "error" in r]
-    errs += [f"tui: no first useful screen (GPU nodes, pending GPU pods and their findings) before the probe ended"
+    errs += ["tui: no first useful screen (GPU nodes, pending GPU pods and their findings) before the probe ended"
              for t in _ok(runs.get("tui", [])) if t.get("first_useful_s") is None]
     for o in runs["oneshot"]:
         errs += [f"oneshot.{k}: {v['error']}" for k, v in o.items() if isinstance(v, dict) and "error" in v]

@@ -63,7 +63,7 @@ def clean(obj: Obj, res: Resource | None = None) -> Obj:
         out.setdefault("apiVersion", res.api_version)
         out.setdefault("kind", res.kind)
     # Re-order so apiVersion/kind/metadata come first, as kubectl shows them.
-    head = {k: out[k] for k in ("apiVersion", "kind", "metadata") if k in out}
+    head: dict[str, Any] = {k: out[k] for k in ("apiVersion", "kind", "metadata") if k in out}
     return {**head, **{k: v for k, v in out.items() if k not in head}}
 
 
@@ -198,9 +198,9 @@ def _pods(rd: _Reader, snap: Snapshot, target: ObjectRef | None, sel: Selection,
             found[obj_key(o)] = o
     if target is not None and target.kind == "Pod" and key(target.namespace, target.name) not in found:
         res = RESOURCES["pods"]
-        o = rd.get(res.path(target.namespace, target.name), "pods", f"pod {target.namespace}/{target.name}")
-        if o is not None:
-            found[obj_key(o)] = clean(o, res)
+        got = rd.get(res.path(target.namespace, target.name), "pods", f"pod {target.namespace}/{target.name}")
+        if got is not None:
+            found[obj_key(got)] = clean(got, res)
     return [found[k] for k in sorted(found)], all(r is not None for r in results)
 
 

@@ -208,7 +208,10 @@ def _strip_root(members: dict[str, bytes], path: Path) -> dict[str, bytes]:
     return {n[len(root):]: d for n, d in members.items()}
 
 
-def open_bundle(path: str | Path, limits: ReadLimits = ReadLimits()) -> Bundle:
+_LIMITS = ReadLimits()
+
+
+def open_bundle(path: str | Path, limits: ReadLimits = _LIMITS) -> Bundle:
     """Read and verify a bundle. Raises BundleError (one line) for anything unsafe, damaged or unknown."""
     p = Path(path)
     try:

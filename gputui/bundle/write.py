@@ -379,7 +379,7 @@ def _facts_json(facts: Any, red: Redactor, rule: str) -> dict[str, Any] | None:
     import sys
 
     module = sys.modules.get(type(facts).__module__)
-    sensitive = getattr(type(facts), "SENSITIVE_FIELDS", None) or getattr(module, "SENSITIVE_FIELDS", ())
+    sensitive = getattr(type(facts), "SENSITIVE_FIELDS", ()) or getattr(module, "SENSITIVE_FIELDS", ())
     return {"type": f"{type(facts).__module__}.{type(facts).__qualname__}",
             "data": red.obj(red.fields(facts.to_json(), sensitive, rule))}
 

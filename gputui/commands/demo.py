@@ -9,11 +9,16 @@ import signal
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gputui.cli import UsageError
 from gputui.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from gputui.sim.cluster import SimCluster
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,12 +83,12 @@ class DemoExtras:
 
     def __init__(self) -> None:
         self.prometheus_url: str | None = None
-        self.stops: list = []  # type: ignore[type-arg]
+        self.stops: list[Callable[[], None]] = []
         self.env: dict[str, str] = {}
         self._saved: dict[str, str | None] = {}
 
     @classmethod
-    def start(cls, cluster, now: datetime | None = None) -> DemoExtras:  # type: ignore[no-untyped-def]
+    def start(cls, cluster: SimCluster, now: datetime | None = None) -> DemoExtras:
         """`now`: where the Prometheus history is anchored (the wall clock; screenshots pass a frozen one)."""
         self = cls()
         objects = [o for objs in cluster.scenario.objects.values() for o in objs] if cluster.scenario else []
@@ -154,7 +159,7 @@ def _headless(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _serve(cluster, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+def _serve(cluster: SimCluster, args: argparse.Namespace) -> int:
     out = Path(args.kubeconfig_out or "gputui-demo.kubeconfig").resolve()
     from gputui.output.files import NotARegularFile
 

@@ -12,8 +12,8 @@ from gputui.exit_codes import ExitCode
 
 def run(args: argparse.Namespace) -> int:
     if args.list or not args.check:
-        for spec in all_checks():
-            print(f"{spec.code}  {spec.slug:36} {spec.severity.label:8} {spec.title}")
+        for each in all_checks():
+            print(f"{each.code}  {each.slug:36} {each.severity.label:8} {each.title}")
         return ExitCode.OK
     spec = find(args.check)
     if spec is None:

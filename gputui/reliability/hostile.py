@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import gzip
 import io
 import json
@@ -62,6 +63,7 @@ def _cli(*argv: str) -> tuple[int, str, str]:
 def _served(scenario: Any, tmp: Path) -> Iterator[tuple[SimCluster, Path]]:
     sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
     old = os.environ.get("GPUTUI_NOW")
+    assert sc.reference_time is not None, "the trials' scenarios are anchored at a reference time"
     os.environ["GPUTUI_NOW"] = sc.reference_time.isoformat()
     try:
         with SimCluster(sc, debug_pod_delay=0.05) as sim:
@@ -118,7 +120,7 @@ def api_fault_trials(tmp: Path, say: Callable[[str], None]) -> list[Trial]:
             say(f"  API faults, {'pod target' if target else 'whole cluster'} ...")
             for mode in _PERSISTENT:
                 for source in _SOURCES:
-                    trial(f"{mode} on {source}", lambda m=mode, s=source: _inject(sim, m, s), target)
+                    trial(f"{mode} on {source}", functools.partial(_inject, sim, mode, source), target)
             for mode in ("500", "reset", "truncated"):
                 def once(m: str = mode) -> None:
                     for p in ("/nodes", "/pods", "/events", "/nodeclaims", "/nodepools", "/ec2nodeclasses"):
@@ -135,9 +137,12 @@ def api_fault_trials(tmp: Path, say: Callable[[str], None]) -> list[Trial]:
             trial("410 on a paged list's continue", lambda: sim.expire_continue(1), target)
         trial("a pod GET answered with a PodList",
               lambda: sim.break_answers(100_000, "list-for-get", path_contains="/pods/finetune"), (POD,))
-        trial("403 on everything", lambda: [sim.forbid(r) for r in (
-            *_SOURCES.values(), "nodepools.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws", "namespaces",
-            "daemonsets.apps", "poddisruptionbudgets.policy", "runtimeclasses.node.k8s.io")], ())
+
+        def forbid_all() -> None:
+            for r in (*_SOURCES.values(), "nodepools.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws", "namespaces",
+                      "daemonsets.apps", "poddisruptionbudgets.policy", "runtimeclasses.node.k8s.io"):
+                sim.forbid(r)
+        trial("403 on everything", forbid_all, ())
     return trials
 
 

@@ -113,8 +113,8 @@ def node(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def pod(draw: st.DrawFn) -> dict[str, Any]:
-    container = st.builds(lambda r, l: {"name": "c", "image": "img", "resources": drop_none({"requests": r,
-                                                                                            "limits": l})},
+    container = st.builds(lambda r, lim: {"name": "c", "image": "img", "resources": drop_none({"requests": r,
+                                                                                              "limits": lim})},
                           maybe(resources), maybe(resources))
     spec = draw(maybe(st.builds(lambda n, c, t, s, a: drop_none({
         "nodeName": n, "containers": c, "tolerations": t, "nodeSelector": s,

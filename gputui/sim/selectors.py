@@ -161,7 +161,7 @@ def parse_field_selector(text: str | None, supported: frozenset[str]) -> FieldSe
         raw = raw.strip()
         if not raw:
             continue
-        for token, eq in (("!=", False), ("==", True), ("=", True)):
+        for token, eq in (("!=", False), ("==", True), ("=", True)):  # noqa: B007 - `eq` is read after the break
             idx = _find_unescaped(raw, token)
             if idx >= 0:
                 key, value = raw[:idx].strip(), _unescape(raw[idx + len(token) :])

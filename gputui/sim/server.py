@@ -362,7 +362,7 @@ class SimServer:
                     wait = min(wait, max(0.0, last_write + self.config.bookmark_interval - now))
                 try:
                     await asyncio.wait_for(watcher.wakeup.wait(), timeout=wait)
-                except (asyncio.TimeoutError, TimeoutError):
+                except TimeoutError:
                     if bookmarks and not watcher.buf and not watcher.closed and loop.time() < deadline:
                         await resp.write(bookmark_prefix + str(self.store.rv).encode() + b'"}}}\n')
                         last_write = loop.time()

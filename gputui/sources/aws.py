@@ -431,6 +431,14 @@ def fetch(client: Any, plan: ReadPlan, region: str, classes: Sequence[NodeClass]
         return lambda: r.pages(ops[af.SECURITY_GROUPS], "describe_security_groups", "SecurityGroups",
                                Filters=[{"Name": name, "Values": values}])
 
+    def type_offerings(names: list[str]) -> Callable[[], list[Any]]:
+        return lambda: r.pages(ops[af.OFFERINGS], "describe_instance_type_offerings", "InstanceTypeOfferings",
+                               LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": names}])
+
+    def spot_prices(names: list[str], start: datetime) -> Callable[[], list[Any]]:
+        return lambda: r.pages(ops[af.SPOT_PRICES], "describe_spot_price_history", "SpotPriceHistory",
+                               InstanceTypes=names, ProductDescriptions=list(SPOT_PRODUCTS), StartTime=start)
+
     Job = tuple[str, str, str, Sequence[str], Callable[[], list[Any]]]
     first: list[Job] = []
     for filt, values, qkey, part, make in (
@@ -455,17 +463,11 @@ def fetch(client: Any, plan: ReadPlan, region: str, classes: Sequence[NodeClass]
         second.append((af.VPC_SUBNETS, ops[af.SUBNETS], af.Q_VPCS, chunk, subnets("vpc-id", chunk)))
     names = sorted(types)
     for chunk in _chunks(names):
-        second.append((af.OFFERINGS, ops[af.OFFERINGS], "", chunk,
-                       lambda c=chunk: r.pages(ops[af.OFFERINGS], "describe_instance_type_offerings",
-                                               "InstanceTypeOfferings", LocationType="availability-zone",
-                                               Filters=[{"Name": "instance-type", "Values": c}])))
+        second.append((af.OFFERINGS, ops[af.OFFERINGS], "", chunk, type_offerings(chunk)))
     if plan.spot:
         start = datetime.now(timezone.utc)  # AWS's clock, not the (possibly shifted) snapshot clock
         for chunk in _chunks(names):
-            second.append((af.SPOT_PRICES, ops[af.SPOT_PRICES], "", chunk,
-                           lambda c=chunk: r.pages(ops[af.SPOT_PRICES], "describe_spot_price_history",
-                                                   "SpotPriceHistory", InstanceTypes=c,
-                                                   ProductDescriptions=list(SPOT_PRODUCTS), StartTime=start)))
+            second.append((af.SPOT_PRICES, ops[af.SPOT_PRICES], "", chunk, spot_prices(chunk, start)))
     r.run(second)
 
     offerings: dict[str, set[str]] = {}

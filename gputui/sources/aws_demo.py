@@ -225,7 +225,7 @@ def plan(objects: Iterable[Mapping[str, Any]], region: str) -> tuple[list[_Plann
         if _broken(nc, "SubnetsReady", "subnets"):
             broken_subnets += s_terms
         else:
-            tags = _concrete(next((t.get("tags") for t in s_terms if t.get("tags")), {}) or {})
+            tags = _concrete(next((t["tags"] for t in s_terms if t.get("tags")), {}))
             ids = [str(t["id"]) for t in s_terms if t.get("id")]
             listed = [(str(s.get("id") or ""), str(s.get("zone") or "")) for s in status.get("subnets") or ()]
             for i, (sid, zone) in enumerate(listed or [("", z) for z in zones]):
@@ -240,10 +240,10 @@ def plan(objects: Iterable[Mapping[str, Any]], region: str) -> tuple[list[_Plann
         if _broken(nc, "SecurityGroupsReady", "securityGroups"):
             broken_groups += g_terms
         else:
-            tags = _concrete(next((t.get("tags") for t in g_terms if t.get("tags")), {}) or {})
+            tags = _concrete(next((t["tags"] for t in g_terms if t.get("tags")), {}))
             names = [str(t["name"]) for t in g_terms if t.get("name")]
             listed_g = [(str(g.get("id") or ""), str(g.get("name") or "")) for g in status.get("securityGroups") or ()]
-            for i, (gid, gname) in enumerate(listed_g or [("", n) for n in names] or [("", "")]):
+            for gid, gname in listed_g or [("", n) for n in names] or [("", "")]:
                 key = gid or gname or f"tags:{sorted(tags.items())}"
                 entry = groups.setdefault(key, _Planned(gid or None, "", name=gname or (names[0] if names else "")))
                 entry.tags.update(tags)
@@ -307,7 +307,8 @@ def _tag_list(tags: Mapping[str, str]) -> list[dict[str, str]]:
 
 def _nearly_fill(ec2: Any, subnet_id: str) -> None:
     """Leave LOW_IP_FREE addresses: reserve every prefix of the subnet but its last /28."""
-    cidr = ipaddress.ip_network(ec2.describe_subnets(SubnetIds=[subnet_id])["Subnets"][0]["CidrBlock"])
+    # CidrBlock is the subnet's IPv4 block (IPv6 blocks are listed apart, in Ipv6CidrBlockAssociationSet).
+    cidr = ipaddress.IPv4Network(ec2.describe_subnets(SubnetIds=[subnet_id])["Subnets"][0]["CidrBlock"])
     keep = list(cidr.subnets(new_prefix=28))[-1]
     for prefix in sorted(cidr.address_exclude(keep)):
         ec2.create_subnet_cidr_reservation(SubnetId=subnet_id, Cidr=str(prefix), ReservationType="prefix",

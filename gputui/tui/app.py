@@ -650,7 +650,7 @@ class GputuiApp(App[int]):
                            ("pods", "GPU pods view (running and pending)"), ("nodepools", "NodePools table"),
                            ("overview", "all tables")):
             yield SystemCommand(f"Jump: {view}", f"Show the {what} (:{view})",
-                                lambda v=view: self.show_view(v))  # type: ignore[misc]
+                                lambda v=view: self.show_view(v))
         yield SystemCommand("Findings and checklist", "Every finding by severity, and each check's result (f)",
                             self.action_findings)
         yield SystemCommand("Re-run diagnostics", "Run every check on a fresh snapshot now (r)", self.action_rerun)

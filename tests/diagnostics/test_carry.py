@@ -320,7 +320,7 @@ def test_fleet_warm_runs_equal_cold_runs_through_a_watch_burst() -> None:
     for step in range(12):
         if step in (2, 7):  # every GPU pod on a few nodes finishes: idle GPU nodes
             nodes = rng.sample(sorted({p["spec"]["nodeName"] for p in c.of("pods", _bound_gpu_pod)}), 6)
-            for pod in c.of("pods", lambda o: _bound_gpu_pod(o) and o["spec"]["nodeName"] in nodes):
+            for pod in c.of("pods", lambda o: _bound_gpu_pod(o) and o["spec"]["nodeName"] in nodes):  # noqa: B023 - used at once
                 new = copy.deepcopy(pod)
                 new["status"]["phase"] = "Succeeded"
                 c.put("pods", new)

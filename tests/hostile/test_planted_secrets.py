@@ -21,7 +21,7 @@ import pytest
 from gputui.bundle.redact import Redactor
 from gputui.exit_codes import ExitCode
 from gputui.sim.scenario import Scenario, load_scenario
-from tests.bundle.helpers import findings, members, run, served
+from tests.bundle.helpers import findings, members, served
 
 POD = "llama3-lora-sft-0-h7x2k"
 AZURE_KEY = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3A="

@@ -60,7 +60,7 @@ def test_a_relist_after_410_is_immediate(session: Session) -> None:
 
 def test_a_cut_stream_resumes_at_once_even_after_earlier_cuts(session: Session) -> None:
     sim, s, _ = session
-    for i in range(4):
+    for _ in range(4):
         wait_for(lambda: sim.watch_count("Node") == 1)
         sim.drop_watches(mid_event=True, kind="Node")
     sim.apply(node("after-cuts"))

@@ -673,7 +673,7 @@ def _free_index(snap: Snapshot) -> _FreeIndex:
             if patched is not None:
                 return patched
         index: dict[str, list[tuple[float, int]]] = {}
-        for i, n in enumerate(nodes):
+        for i in range(len(nodes)):
             for r, a in allocatable[i].items():
                 index.setdefault(r, []).append((a - used[i].get(r, 0.0), i))
         for entries in index.values():
@@ -737,7 +737,7 @@ def fit_nodes(snap: Snapshot, pod: Pod, shape: Shape | None = None) -> list[Node
         idx = snap.index
         fits = [_NODE_FIT.get(idx, (shape, id(n)),
                               (n, used.get(n.name), idx.nodepool.get(n.nodepool), idx.nodeclaim_by_node.get(n.name)),
-                              lambda: fit_node(snap, pod, n))
+                              lambda: fit_node(snap, pod, n))  # noqa: B023 - called at once
                 for n in (nodes[i] for i in sorted(candidates or ()))]
     return [f for f in fits if f is not None]
 

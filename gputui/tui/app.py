@@ -564,6 +564,9 @@ class GputuiApp(App[int]):
         self._push(YamlScreen(ref, fetch, cached), "yaml")
 
     def show_view(self, view: str, arg: str = "") -> None:
+        if view == "quit":  # k9s's `:q`
+            self.action_quit()
+            return
         if view == "ctx":
             self.switch_context(arg)
             return

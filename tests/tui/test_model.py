@@ -190,6 +190,8 @@ def test_jump_resolves_views_aliases_and_objects() -> None:
     assert resolve("node ip-1") == ("object", "node/ip-1")
     assert resolve("pod/ml/trainer-0") == ("object", "pod/ml/trainer-0")
     assert resolve("bogus") is None
+    assert resolve("q") == ("quit", "") and resolve("ctx prod") == ("ctx", "prod") and resolve("ns") == ("ns", "")
+    assert resolve("pods pending") == ("pods", "pending") and resolve("pending") == ("pods", "pending")
     assert resolve("") is None
 
 

@@ -14,6 +14,7 @@ VIEWS = {
     "nodeclaims": "nodeclaims", "nodeclaim": "nodeclaims", "nc": "nodeclaims", "claims": "nodeclaims",
     "pods": "pods", "pod": "pods", "po": "pods", "pending": "pods",
     "ctx": "ctx", "context": "ctx", "contexts": "ctx", "ns": "ns", "namespace": "ns", "namespaces": "ns",
+    "q": "quit", "quit": "quit", "q!": "quit",
     "nodepools": "nodepools", "nodepool": "nodepools", "np": "nodepools", "pools": "nodepools",
     "findings": "findings", "finding": "findings", "checks": "findings", "checklist": "findings",
     "overview": "overview", "home": "overview",

@@ -23,6 +23,7 @@ from diagnostics.messages import parse_nominated
 from diagnostics.model import CheckResult, CheckStatus, Finding, Impact, ObjectRef, Report, Severity
 from diagnostics.node_health import node_gpu_total
 from diagnostics.pending import Triage, triage
+from diagnostics.pod_events import PodScheduling
 from diagnostics.pod_fit import BLOCKING_EFFECTS, LIMIT, NOT_READY, fit, is_lifecycle_taint, scheduling_gates
 from diagnostics.pool_accelerators import accelerators_for, base_resource
 from diagnostics.records import Node, NodeClaim, Pod, accelerator_total, accelerators, tolerates_all
@@ -210,6 +211,7 @@ def candidates(snap: Snapshot, t: Triage) -> Candidates:
     (`pod_fit.ignored_whenever`: not marked Unschedulable by its scheduler, preempting, a DaemonSet's)
     has no NodePool, EC2NodeClass or NodeClaim candidates: nothing is launched for it whatever their state.
     A pod kube-scheduler nominated by preemption waits on that node (its victims leaving), not on a launch.
+    A pod kube-scheduler rejected before looking at nodes (`prefiltered`) has none either.
     """
     if scheduling_gates(t.pod) is not None:
         return NO_CANDIDATES
@@ -228,8 +230,10 @@ def candidates(snap: Snapshot, t: Triage) -> Candidates:
             classes=frozenset({pool.node_class} if pool is not None and pool.node_class else ()),
             claims=frozenset({claim.name} if claim else ()),
             nominated=True)
+    if prefiltered(t.sched):
+        return NO_CANDIDATES
     base = _shared_candidates(snap, t)
-    if t.ignored:
+    if t.ignored or karpenter_rejected(t.sched):
         return _nodes_only(snap, base)
     # A nomination Karpenter has since given up on (its claim gone after ICE) still names the pool it tried.
     claim_name = t.sched.nomination.nodeclaim if t.sched.nomination is not None else ""
@@ -242,6 +246,36 @@ def candidates(snap: Snapshot, t: Triage) -> Candidates:
     pools = base.pools | extra
     claims = base.claims | {c.name for p in extra for c in idx.nodeclaims_by_pool.get(p, ())} | {claim_name}
     return Candidates(base.nodes, pools, _classes(snap, pools), frozenset(claims))
+
+
+KARPENTER_VALIDATION = (
+    "persistentvolumeclaim is being deleted", "persistentvolumeclaim bound to non-existent persistentvolume",
+    "failed to validate pvc", "pvc is considered unbound", "unbound pvc must define a storage class",
+    "node selector term with matchFields is not supported", "might interfere with the internal provisioning logic",
+    "configured to not run on a karpenter provisioned node", "has an unsupported operator", "is not a qualified name")
+"""Errors of Karpenter's Provisioner.Validate (provisioner.go, volumetopology.go ValidatePersistentVolumeClaims,
+apis/v1 ValidateRequirement), lower-cased: a pod that fails it is ignored, whatever the NodePools."""
+
+
+def karpenter_rejected(sched: PodScheduling) -> bool:
+    """Karpenter's latest word on the pod is a Validate error: it launches nothing for it."""
+    msg = sched.karpenter_msg
+    if msg is None or not sched.karpenter_current:
+        return False
+    raw = msg.raw.lower()
+    return any(v in raw for v in KARPENTER_VALIDATION)
+
+
+def prefiltered(sched: PodScheduling) -> bool:
+    """kube-scheduler's latest verdict rejected the pod before looking at any node.
+
+    FitError.Error (pkg/scheduler/framework/types.go): "0/N nodes are available: <PreFilterMsg>." replaces the
+    per-node counts when a PreFilter plugin fails (VolumeBinding: "pod has unbound immediate
+    PersistentVolumeClaims", `persistentvolumeclaim "x" not found`). PreFilter does not depend on the node, so
+    no node's or NodePool's health is why the pod waits: a new node would be rejected the same way.
+    """
+    msg = sched.scheduler_msg
+    return msg is not None and bool(msg.reasons) and all(r.count == 0 for r in msg.reasons)
 
 
 def _nodes_only(snap: Snapshot, base: Candidates) -> Candidates:

@@ -20,7 +20,7 @@ from diagnostics.relations import all_candidates, focus, root_cause
 from diagnostics.verdict import GATED, UNDETERMINED, VERDICTS
 from diagnostics.model import Severity
 from tests.builders import snapshot
-from tests.diagnostics.pending_objects import GPU_POOL, NODECLASS, pod
+from tests.diagnostics.pending_objects import GPU_POOL, NODECLASS, event, pod
 from tests.diagnostics.test_relations import NO_KARPENTER, gke_node
 from tests.diagnostics.test_relations import pod as gke_pod
 
@@ -226,5 +226,48 @@ def test_a_broken_node_too_small_for_the_pod_does_not_explain_it() -> None:
     assert root_cause(report, ref) is None and v.verdict == UNDETERMINED
     small = big.replace('cpu: "16"', 'cpu: "4"')
     _snap, report, _v = _judged(gke_node("gke-l4-a"), small, ref=ref, sources=NO_KARPENTER)
+    rc = root_cause(report, ref)
+    assert rc is not None and rc.check == "gpu-not-advertised"
+
+
+PVC_KARPENTER = ("Failed to schedule pod, unbound pvc must define a storage class "
+                 "(PersistentVolumeClaim=ml/data-trainer-0, StorageClass=)")
+PVC_SCHEDULER = ("0/5 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/5 nodes "
+                 "are available: 5 Preemption is not helpful for scheduling.")
+
+
+def test_a_pod_karpenter_rejects_for_its_volume_is_not_explained_by_a_full_pool() -> None:
+    # volumetopology.go ValidatePersistentVolumeClaims fails Provisioner.Validate: Karpenter ignores the pod and
+    # says why in a FailedScheduling event; kube-scheduler's VolumeBinding PreFilter rejects it before any node
+    # is looked at ("0/N nodes are available: <PreFilterMsg>.", FitError.Error).
+    snap, report, v = _judged(
+        FULL_POOL, NODECLASS, pod(tolerations=TOLERATES),
+        event("e1", "FailedScheduling", PVC_KARPENTER),
+        event("e2", "FailedScheduling", PVC_SCHEDULER, source="default-scheduler"))
+    c = all_candidates(snap)[POD][1]
+    assert c.pools == frozenset() and c.nodes == frozenset()
+    assert not any(f.check == "nodepool-gpu-limit-reached" and POD in f.explains for f in report.findings)
+    assert v.verdict == UNDETERMINED and v.floor == Severity.WARNING
+    assert any("unbound pvc must define a storage class" in m for m in v.messages)
+    assert any("pod has unbound immediate PersistentVolumeClaims" in m for m in v.messages)
+
+
+def test_a_pod_rejected_before_any_node_is_looked_at_is_not_explained_by_a_broken_node() -> None:
+    gke = gke_pod("llm-0")
+    ref = ObjectRef("Pod", "llm-0", "ml")
+    prefilter = ('0/1 nodes are available: persistentvolumeclaim "models" not found. preemption: 0/1 nodes are '
+                 'available: 1 Preemption is not helpful for scheduling.')
+    snap, report, v = _judged(gke_node("gke-l4-a"), gke,
+                              event("e1", "FailedScheduling", prefilter, source="default-scheduler", involved="Pod/llm-0"),
+                              ref=ref, sources=NO_KARPENTER)
+    assert all_candidates(snap)[ref][1].nodes == frozenset()
+    assert root_cause(report, ref) is None and v.verdict == UNDETERMINED
+    # The same node explains the pod once the scheduler judges nodes again and finds it wanting.
+    per_node = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    _snap, report, _v = _judged(gke_node("gke-l4-a"), gke,
+                                event("e1", "FailedScheduling", prefilter, source="default-scheduler", involved="Pod/llm-0"),
+                                event("e2", "FailedScheduling", per_node, source="default-scheduler", involved="Pod/llm-0",
+                                      last="2026-08-21T09:59:00Z"),
+                                ref=ref, sources=NO_KARPENTER)
     rc = root_cause(report, ref)
     assert rc is not None and rc.check == "gpu-not-advertised"

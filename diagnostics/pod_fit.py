@@ -29,7 +29,15 @@ from diagnostics.records import (
     tolerates_all,
 )
 from diagnostics.pod_shape import Shape, pod_shape
-from diagnostics.pool_accelerators import INSTANCE_KEYS, admits
+from diagnostics.pool_accelerators import (
+    CPU_CATEGORIES,
+    FAMILIES,
+    INSTANCE_KEYS,
+    KARPENTER_MODELED,
+    admits,
+    base_resource,
+    category,
+)
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import memoized
 
@@ -305,6 +313,37 @@ def karpenter_rejects(pod: Pod) -> str:
     return ""
 
 
+def min_values_conflicts(pod: Pod, pool: NodePool, term: tuple[Requirement, ...]) -> list[str]:
+    """NodePool requirements whose minValues the pod's term (and, for instance families, its accelerator)
+    leaves unmet: Karpenter's filterInstanceTypesByRequirements -> InstanceTypes.SatisfiesMinValues refuses
+    the pool ("minValues requirement is not met for label(s)") under MinValuesPolicy Strict, the default.
+
+    Judged only where the values left are known: the pool lists them (In), or the pod's term does.
+    """
+    out: list[str] = []
+    # Only resources instance types carry narrow the families (a MIG profile is the ACCELERATOR reason's).
+    want = {base_resource(r) for r in accelerators(pod.requests) if r in KARPENTER_MODELED}
+    for key in dict.fromkeys(r.key for r in pool.requirements if r.min_values):
+        mine = [r for r in pool.requirements if r.key == key]
+        need = max(r.min_values or 0 for r in mine)
+        allowed, excluded = allowed_values(mine, key)
+        theirs = [_normalized(r) for r in term]
+        theirs = [r for r in theirs if r.key == key]
+        pod_in, _ = allowed_values(theirs, key)
+        if allowed is None and pod_in is None:
+            continue
+        left: set[str] = (pod_in if allowed is None else allowed if pod_in is None else allowed & pod_in) or set()
+        left = {v for v in left - excluded if all(requirement_matches(r, {key: v}) for r in [*mine, *theirs])}
+        if key == "karpenter.k8s.aws/instance-family" and want:
+            left = {f for f in left if (f in FAMILIES and FAMILIES[f].resource in want)
+                    or (f not in FAMILIES and category(f) not in CPU_CATEGORIES)}
+        if len(left) < need:
+            what = f" with {', '.join(sorted(want))}" if key == "karpenter.k8s.aws/instance-family" and want else ""
+            out.append(f"minValues requirement is not met for label(s) [{key}]: the NodePool wants {need} values, "
+                       f"the pod leaves {len(left)}{what} ({', '.join(sorted(left)) or 'none'})")
+    return out
+
+
 FIELD = "field:"
 """How ingest keys a matchFields requirement (`field:metadata.name`); `field:` alone is an empty term."""
 
@@ -451,6 +490,8 @@ def _pod_pool_reasons(pod: Pod, pool: NodePool, nodes_used: float | None) -> tup
     rejected = karpenter_rejects(pod)
     if rejected and rejected not in conflicts:
         conflicts = [rejected, *conflicts]
+    if not conflicts:
+        conflicts = min_values_conflicts(pod, pool, term)
     if conflicts and not avoids_karpenter(pod):
         reasons.append(FitReason(
             REQUIREMENTS, "requirements: " + "; ".join(conflicts),

@@ -271,3 +271,27 @@ def test_a_pod_rejected_before_any_node_is_looked_at_is_not_explained_by_a_broke
                                 ref=ref, sources=NO_KARPENTER)
     rc = root_cause(report, ref)
     assert rc is not None and rc.check == "gpu-not-advertised"
+
+
+MIN_VALUES_POOL = GPU_POOL.replace(
+    "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6, g6e]}",
+    "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [c7i, m7i, g5, g6, g6e], minValues: 3}")
+
+
+def test_a_pod_that_leaves_fewer_instance_families_than_min_values_fits_no_pool() -> None:
+    # filterInstanceTypesByRequirements -> InstanceTypes.SatisfiesMinValues (MinValuesPolicy Strict, the
+    # default): "minValues requirement is not met for label(s)". A pod selecting one family leaves 1 of 3.
+    one = pod(tolerations=TOLERATES, node_selector="  nodeSelector: {karpenter.k8s.aws/instance-family: g5}\n")
+    snap = snapshot(MIN_VALUES_POOL, NODECLASS, one)
+    pf = fit(snap, snap.index.pod[("ml", POD.name)]).pools[0]
+    assert REQUIREMENTS in pf.kinds and "minValues" in pf.summary() and "karpenter.k8s.aws/instance-family" in pf.summary()
+    # The GPU the pod asks for narrows the families as well: c7i and m7i carry none, g5/g6/g6e are 3.
+    snap = snapshot(MIN_VALUES_POOL, NODECLASS, pod(tolerations=TOLERATES))
+    assert fit(snap, snap.index.pod[("ml", POD.name)]).pools[0].fits
+
+
+def test_min_values_counts_only_the_families_with_the_pods_accelerator() -> None:
+    pool = MIN_VALUES_POOL.replace("minValues: 3", "minValues: 4")
+    snap = snapshot(pool, NODECLASS, pod(tolerations=TOLERATES))
+    pf = fit(snap, snap.index.pod[("ml", POD.name)]).pools[0]
+    assert REQUIREMENTS in pf.kinds and "minValues" in pf.summary()

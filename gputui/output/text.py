@@ -35,13 +35,24 @@ def _num(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else str(v)
 
 
+def _nested(v: Any) -> str:
+    """A value inside a mapping or list: `{k=v, ...}` / `[a, b]`, never Python's repr (`{'tags': ...}`)."""
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}={_nested(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_nested(x) for x in v) + "]"
+    return _num(v)
+
+
 def short(value: Any, limit: int = 300) -> str:
     if isinstance(value, dict):
-        text = ", ".join(f"{k}={_num(v)}" for k, v in value.items())
+        text = ", ".join(f"{k}={_nested(v)}" for k, v in value.items())
     elif isinstance(value, (list, tuple)):
-        text = ", ".join(_num(v) for v in value)
+        text = ", ".join(_nested(v) for v in value)
     else:
         text = "" if value is None else _num(value)
+    if value is not None and not text:  # `status.subnets = ` read as a cut-off line
+        text = "(empty)"
     return visible(text, limit=limit)  # cluster text: escapes shown, never interpreted
 
 

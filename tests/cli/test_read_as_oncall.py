@@ -1,0 +1,38 @@
+"""What an on-call engineer reads in `gputui diagnose` on the demo scenarios (found by reading every line, #QA)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gputui.cli import main
+from gputui.sim.cluster import SimCluster
+from gputui.sim.scenario import load_scenario
+
+
+def _diagnose(name: str, tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+              *args: str) -> str:
+    monkeypatch.setenv("GPUTUI_NOW", load_scenario(name).reference_time.isoformat())
+    monkeypatch.setenv("COLUMNS", "160")
+    with SimCluster(name) as sim:
+        cfg = tmp / "kubeconfig"
+        sim.write_kubeconfig(cfg)
+        main(["diagnose", *args, "--kubeconfig", str(cfg)])
+    return capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def module_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield tmp_path_factory.mktemp("oncall")
+
+
+def test_selector_terms_read_as_labels_not_python(module_tmp: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _diagnose("subnets-not-found", module_tmp, capsys, monkeypatch)
+    line = next(ln for ln in out.splitlines() if "spec.subnetSelectorTerms =" in ln)
+    assert "{tags={karpenter.sh/discovery=ml-prod, network-tier=private-gpu}}" in line
+    assert "{'" not in out  # a dict's repr: quotes and colons a user cannot paste into a selector
+    empty = next(ln for ln in out.splitlines() if "status.subnets =" in ln)
+    assert "status.subnets = (empty)" in empty

@@ -159,8 +159,13 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
         phase = (pod.phase or "unknown").lower()
         top = findings[0] if findings else None
         head = f"{target} is {phase}"
+        if pod.phase == "Pending" and pod.node_name:
+            # Bound (by the scheduler or spec.nodeName) but not started: not running is no all-clear.
+            head += f" on node {pod.node_name}, not started ({_not_started(pod)})"
+            floor = max(floor, Severity.WARNING)
         head += f" - {_counts(findings)}; top: {describe(top)}" if top is not None else (
-            ", no problems found about it" if not blind else ", nothing found about it, not an all-clear")
+            ", no problems found about it" if floor < Severity.WARNING
+            else ", nothing found about it, not an all-clear")
         return Verdict(phase, head + _unseen(blind), floor, blind, top)
     what = str(target) if target is not None else "cluster"
     if findings:
@@ -170,6 +175,12 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
     if blind:
         return Verdict(INCOMPLETE, f"{what}: nothing found, but not an all-clear{_unseen(blind)}", floor, blind)
     return Verdict(NO_PROBLEMS, f"{what}: no problems found", floor, blind)
+
+
+def _not_started(pod: Any) -> str:
+    """`trainer: ImagePullBackOff` per waiting container, as kubectl's STATUS column would say it."""
+    waiting = [f"{c.name}: {c.reason or c.state}" for c in pod.containers if c.state != "running" and not c.ready]
+    return ", ".join(waiting[:3]) or "no container status yet"
 
 
 def _checklist_lines(report: Report) -> list[str]:

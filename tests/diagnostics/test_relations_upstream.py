@@ -216,6 +216,21 @@ def test_a_pod_pinned_by_node_name_is_never_waiting_for_a_scheduler() -> None:
     assert v.verdict == "pending" and v.verdict in VERDICTS
 
 
+def test_a_bound_pod_that_has_not_started_is_no_all_clear() -> None:
+    # Bound (spec.nodeName) but still Pending: the kubelet has not started it. Nothing gputui checks may be
+    # about it, but "no problems found" (exit 0) would be a claim about a pod that is not running.
+    pinned = pod(tolerations=TOLERATES, extra_spec="  nodeName: ip-10-0-12-34.ec2.internal\n", status="""status:
+  phase: Pending
+  containerStatuses:
+  - {name: trainer, ready: false, restartCount: 0, image: nvcr.io/nvidia/pytorch:25.01-py3, imageID: "",
+     state: {waiting: {reason: ImagePullBackOff, message: "Back-off pulling image nvcr.io/nvidia/pytorch:25.01-py3"}}}
+""")
+    _snap, _report, v = _judged(FULL_POOL.replace('"16"', '"1"'), NODECLASS, GPU_NODE, pinned)
+    assert v.verdict == "pending" and not v.all_clear and v.floor == Severity.WARNING
+    assert "no problems" not in v.headline
+    assert "ip-10-0-12-34.ec2.internal" in v.headline and "trainer: ImagePullBackOff" in v.headline
+
+
 def test_a_broken_node_too_small_for_the_pod_does_not_explain_it() -> None:
     # NodeResourcesFit compares every request with the node's allocatable: a pod asking for 16 CPUs never fits
     # an 8-vCPU g2-standard-8 ("Insufficient cpu"), however its GPU plugin does.

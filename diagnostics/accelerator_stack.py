@@ -343,8 +343,23 @@ def untolerated(ds: DaemonSet, node: Node) -> list[Taint]:
     return untolerated_taints(ds, node)
 
 
+def _cluster_policy(ds: DaemonSet) -> str:
+    """The ClusterPolicy that owns a GPU Operator DaemonSet, "" for one a user may patch directly."""
+    return next((str(o.get("name") or "") for o in ds.meta.owners if o.get("kind") == "ClusterPolicy"), "")
+
+
 def _toleration_patch(ds: DaemonSet, taint: Taint) -> str:
     tol = {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+    policy = _cluster_policy(ds)
+    if policy:
+        # The operator copies spec.daemonsets.tolerations over every operand DaemonSet's on each reconcile
+        # (gpu-operator controllers/object_controls.go), so a patch to the DaemonSet is undone: patch the policy,
+        # with the whole list (a merge patch replaces it; the DaemonSet holds the policy's list when it has one).
+        old = [{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value), ("effect", t.effect))
+                if v} for t in ds.tolerations]
+        body = {"spec": {"daemonsets": {"tolerations": [*old, tol]}}}
+        return (f"kubectl patch clusterpolicies.nvidia.com {policy} --type=merge "
+                f"-p '{json.dumps(body, separators=(',', ':'))}'")
     # Appending to a list that does not exist fails ("doc is missing path"): create it then.
     op = ({"op": "add", "path": "/spec/template/spec/tolerations/-", "value": tol} if ds.tolerations
           else {"op": "add", "path": "/spec/template/spec/tolerations", "value": [tol]})
@@ -652,7 +667,11 @@ def _judge_layer(snap: Snapshot, node: Node, stack: Stack, layer: Layer, daemons
              Evidence.field(ds.ref, "spec.template.spec.tolerations",
                             [_tol(t) for t in ds.tolerations] or "none")),
             (_toleration_patch(ds, blocked[0]),),
-            f"Make the {stack.vendor_name} {layer.name} DaemonSet tolerate the node's taint.")
+            f"Make the {stack.vendor_name} {layer.name} DaemonSet tolerate the node's taint." if not _cluster_policy(ds)
+            else f"Make the GPU Operator's DaemonSets tolerate the node's taint: the operator sets their tolerations "
+                 f"from ClusterPolicy {_cluster_policy(ds)} spec.daemonsets.tolerations and undoes a patch to "
+                 f"{ds.meta.name} itself. Add it to the Helm values (daemonsets.tolerations) too, or the next "
+                 f"helm upgrade drops it.")
     if not pods_known or not snap.all_pods_read_on(node.name):  # a node target's own pods are all read
         return None
     return Diagnosis(stack, layer.name, f"{ds.meta.name} should run here but has no pod on the node",

@@ -194,3 +194,19 @@ status: {desiredNumberScheduled: 0, numberReady: 0}
     (f,) = result.findings
     assert "registered no GPUs (driver/AMI or NVML problem)" in f.title
     assert "mps" not in f.title
+
+
+def test_an_operator_owned_plugin_is_fixed_in_its_cluster_policy() -> None:
+    # The GPU Operator copies ClusterPolicy spec.daemonsets.tolerations over its DaemonSets on every reconcile
+    # (gpu-operator controllers/object_controls.go): a patch to the DaemonSet itself would be undone.
+    owned = PLUGIN.replace(
+        "metadata: {name: nvidia-device-plugin-daemonset, namespace: gpu-operator}",
+        "metadata: {name: nvidia-device-plugin-daemonset, namespace: gpu-operator, ownerReferences: "
+        "[{apiVersion: nvidia.com/v1, kind: ClusterPolicy, name: cluster-policy, uid: u2, controller: true}]}")
+    assert owned != PLUGIN
+    (f,) = run(snapshot(NODE, CLAIM, owned), only=["gpu-not-advertised"]).results[0].findings
+    assert not any("patch daemonset" in c for c in f.remediation.commands)
+    assert ("kubectl patch clusterpolicies.nvidia.com cluster-policy --type=merge -p '{\"spec\":{\"daemonsets\":"
+            "{\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"},"
+            "{\"key\":\"dedicated\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}}}'") in f.remediation.commands
+    assert "spec.daemonsets.tolerations" in f.remediation.text and "helm upgrade" in f.remediation.text

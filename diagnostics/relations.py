@@ -25,7 +25,7 @@ from diagnostics.node_health import node_gpu_total
 from diagnostics.pending import Triage, triage
 from diagnostics.pod_events import PodScheduling
 from diagnostics.pod_fit import BLOCKING_EFFECTS, LIMIT, NOT_READY, fit, is_lifecycle_taint, scheduling_gates
-from diagnostics.pool_accelerators import accelerators_for, base_resource
+from diagnostics.pool_accelerators import FAMILIES, accelerators_for, base_resource
 from diagnostics.records import Node, NodeClaim, Pod, accelerator_total, accelerators, tolerates_all
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import memoized
@@ -198,7 +198,23 @@ def _could_take(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -
         if accelerator_total(node.allocatable) > 0 or not {_vendor(r) for r in want} <= {_vendor(r) for r in offers}:
             return None
     total = node_gpu_total(node, claim)
+    if set(want) == {NEURONCORE}:
+        total *= _cores_per_device(node, claim)  # node_gpu_total counts devices; the pod counts cores
     return total if total >= accelerator_total(want) else None
+
+
+NEURONCORE = "aws.amazon.com/neuroncore"
+
+
+def _cores_per_device(node: Node, claim: NodeClaim | None) -> float:
+    """NeuronCores per Neuron device on the node: what it or its NodeClaim advertises, else its instance
+    family's (inf2/trn1: 2, inf1: 4 - the counts Karpenter's instance types carry), else 1."""
+    for res in (node.capacity, claim.capacity if claim is not None else {}):
+        devices, cores = res.get("aws.amazon.com/neuron", 0.0), res.get(NEURONCORE, 0.0)
+        if devices > 0 and cores > 0:
+            return cores / devices
+    fam = FAMILIES.get(node.instance_type.partition(".")[0])
+    return float(fam.cores_per_device) if fam is not None else 1.0
 
 
 NO_CANDIDATES = Candidates()

@@ -310,3 +310,35 @@ def test_min_values_counts_only_the_families_with_the_pods_accelerator() -> None
     snap = snapshot(pool, NODECLASS, pod(tolerations=TOLERATES))
     pf = fit(snap, snap.index.pod[("ml", POD.name)]).pools[0]
     assert REQUIREMENTS in pf.kinds and "minValues" in pf.summary()
+
+
+INF2_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: ip-10-0-45-211.ec2.internal
+  creationTimestamp: "2026-08-21T09:00:00Z"
+  labels: {node.kubernetes.io/instance-type: inf2.8xlarge, eks.amazonaws.com/nodegroup: neuron, kubernetes.io/arch: amd64}
+spec:
+  providerID: aws:///us-east-1b/i-01c1f8a990e677825
+  taints: [{key: aws.amazon.com/neuron, value: "true", effect: NoSchedule}]
+status:
+  capacity: {cpu: "32", memory: 127617Mi, pods: "234"}
+  allocatable: {cpu: 31850m, memory: 124102Mi, pods: "234"}
+  conditions: [{type: Ready, status: "True", reason: KubeletReady, lastTransitionTime: "2026-08-21T09:02:00Z"}]
+"""
+
+
+def test_a_neuroncore_pod_is_explained_by_its_inf2_node_without_the_neuron_plugin() -> None:
+    # inf2.8xlarge: one Inferentia2 device, two NeuronCores (Karpenter's instance type capacity:
+    # aws.amazon.com/neuron 1, aws.amazon.com/neuroncore 2). A pod asking for both cores fits the node
+    # once the Neuron device plugin runs; the node's device count is not the cores it offers.
+    cores = pod(resource="aws.amazon.com/neuroncore", gpus='"2"',
+                tolerations="  tolerations: [{key: aws.amazon.com/neuron, operator: Exists, effect: NoSchedule}]\n")
+    snap, report, v = _judged(INF2_NODE, cores, sources=NO_KARPENTER)
+    assert all_candidates(snap)[POD][1].nodes == frozenset({"ip-10-0-45-211.ec2.internal"})
+    rc = root_cause(report, POD)
+    assert rc is not None and rc.subject == ObjectRef("Node", "ip-10-0-45-211.ec2.internal")
+    three = cores.replace('aws.amazon.com/neuroncore: "2"', 'aws.amazon.com/neuroncore: "3"')
+    snap, report, _v = _judged(INF2_NODE, three, sources=NO_KARPENTER)
+    assert all_candidates(snap)[POD][1].nodes == frozenset()

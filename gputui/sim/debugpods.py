@@ -3,7 +3,8 @@
 What happens on each node comes from the scenario's `spec.nvidiaSmi` entry for the pod's node
 (key "default" for the rest): `capture`, `exitCode`, `output`, optional `state`
 (ImagePullBackOff | ErrImagePull | CreateContainerError | Unschedulable | Running = hangs |
-StartError = the runtime's hook failed as the container started) and `message`; `startDelay`
+StartError = the runtime's hook failed as the container started | SandboxError = the node's containerd has no
+handler for the pod's RuntimeClass, FailedCreatePodSandBox) and `message`; `startDelay`
 (seconds in ContainerCreating, a slow image pull); `killed` (a container termination reason such as
 OOMKilled: the log stops before nvidia-smi's first output and the pod fails with exit 137).
 A `capture` of one GPU is shown as many GPUs as the node has (its GPU count labels, or instance type);
@@ -33,7 +34,7 @@ POD = KINDS.resolve("Pod")
 NODE = KINDS.resolve("Node")
 EVENT = KINDS.resolve("Event")
 PULL_STATES = ("ImagePullBackOff", "ErrImagePull")
-STUCK_STATES = (*PULL_STATES, "CreateContainerError", "Unschedulable", "Running")
+STUCK_STATES = (*PULL_STATES, "CreateContainerError", "SandboxError", "Unschedulable", "Running")
 _START_ERROR = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create "
                 "failed: unable to start container process: error during container init: error running prestart "
                 "hook #0: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\nnvidia-container-cli: "
@@ -44,6 +45,10 @@ _CREATE_ERROR = ('failed to generate container "{cid}" spec: failed to generate 
 _PULL_ERROR = ('failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": failed to do request: '
                'Head "https://registry-1.docker.io/v2/{repo}/manifests/{tag}": dial tcp: lookup registry-1.docker.io: '
                "i/o timeout")
+# kubelet's words when containerd has no runtime for the RuntimeClass's handler (a GPU Operator whose toolkit never
+# configured containerd: driver or toolkit down, the validator-stuck scenario's events).
+_SANDBOX_ERROR = ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: '
+                  'no runtime for "{handler}" is configured')
 _DEADLINE = "Pod was active on the node longer than the specified deadline"
 _event_seq = itertools.count()
 log = logging.getLogger(__name__)
@@ -273,6 +278,11 @@ class DebugPods:
             self._event(pod, "Warning", "Failed", f"Error: {msg}", host=node_name, container=first["name"])
             return started_mono
 
+        if state == "SandboxError":  # no container is ever created: the pod stays ContainerCreating
+            handler = str(spec.get("runtimeClassName") or "nvidia")
+            self._event(pod, "Warning", "FailedCreatePodSandBox",
+                        str(entry.get("message") or _SANDBOX_ERROR.format(handler=handler)), host=node_name)
+            return started_mono
         if state == "StartError":
             self._terminated(key, containers, scheduled_at, now_rfc3339(), 128, "StartError",
                              str(entry.get("message") or _START_ERROR))

@@ -1,0 +1,43 @@
+"""`gputui debug` on the node whose accelerator stack a demo scenario breaks agrees with GT201.
+
+Read as the on-call engineer would: GT201 says the GPU Operator's driver (or toolkit, or validator) never made the
+node's GPUs usable, so a debug pod there cannot print a healthy H100 with a check mark; it meets what the operator's
+own pods meet (no `nvidia` handler in containerd). On GKE, the plugin's NVML error is the node's: nvidia-smi fails
+the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gputui.cli import main
+from gputui.sim import SimCluster
+
+STACK_NODE = "ip-10-0-45-211.ec2.internal"
+
+
+@pytest.mark.parametrize("scenario", ["operator-driver-crash", "operator-toolkit-crash", "operator-validator-stuck"])
+def test_debug_on_a_gpu_operator_node_without_its_runtime_fails_with_the_kubelets_reason(
+        scenario: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with SimCluster(scenario, shift_to_now=True, debug_pod_delay=0.05) as sim:
+        cfg = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        code = main(["debug", f"node/{STACK_NODE}", "--kubeconfig", str(cfg), "-q"])
+    out = capsys.readouterr().out
+    assert code == 6, out
+    assert "no GPU health problems found" not in out and "✓" not in out
+    assert f"node {STACK_NODE} has no container runtime handler for RuntimeClass nvidia" in out
+    assert 'no runtime for "nvidia" is configured' in out
+
+
+def test_debug_on_the_gke_node_with_a_driver_mismatch_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    node = "gke-ml-prod-l4-pool-8c2f1e7a-q8w2"
+    with SimCluster("gke-plugin-crash", shift_to_now=True, debug_pod_delay=0.05) as sim:
+        cfg = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        code = main(["debug", f"node/{node}", "--kubeconfig", str(cfg), "-q"])
+    out = capsys.readouterr().out
+    assert code == 3, out
+    assert "no GPU health problems found" not in out
+    assert "Failed to initialize NVML: Driver/library version mismatch" in out

@@ -393,7 +393,10 @@ def explained(snap: Snapshot, f: Finding) -> tuple[ObjectRef, ...]:
     """
     pending = all_candidates(snap)
     if f.subject.kind == "Pod":
-        return tuple(dict.fromkeys(x for x in (f.subject, *f.related) if x in pending))
+        # A pending pod the GPU-pod index does not count (it wants its GPU through a DRA ResourceClaim, no
+        # nvidia.com/gpu request) is still explained by a finding about itself (GT407).
+        return tuple(dict.fromkeys(x for x in (f.subject, *f.related)
+                                   if x in pending or (x == f.subject and _pending_pod(snap, x) is not None)))
     groups = _by_candidate(snap).get(f.subject, ())
     pods = [p for g in groups for p in g]
     if len(groups) > 1:
@@ -403,6 +406,11 @@ def explained(snap: Snapshot, f: Finding) -> tuple[ObjectRef, ...]:
         return tuple(pods)
     listed = set(f.related)
     return tuple(p for p in pods if p in listed)
+
+
+def _pending_pod(snap: Snapshot, ref: ObjectRef) -> Pod | None:
+    pod = snap.index.pod.get((ref.namespace or "", ref.name))
+    return pod if pod is not None and pod.pending else None
 
 
 def attribute(snap: Snapshot, results: Sequence[CheckResult]) -> tuple[CheckResult, ...]:
@@ -435,7 +443,9 @@ def attribute(snap: Snapshot, results: Sequence[CheckResult]) -> tuple[CheckResu
         if not fs:
             out.append(r)
             continue
-        done = tuple(replace(f, impact=impact(snap, f, [pending[x][0].pod for x in f.explains if best[x] is f]))
+        done = tuple(replace(f, impact=impact(snap, f, [pod for x in f.explains if best[x] is f
+                                                        for pod in (pending[x][0].pod if x in pending
+                                                                    else _pending_pod(snap, x),) if pod]))
                      for f in fs)
         out.append(replace(r, findings=done))
     return tuple(out)

@@ -36,3 +36,15 @@ def test_selector_terms_read_as_labels_not_python(module_tmp: Path, capsys: pyte
     assert "{'" not in out  # a dict's repr: quotes and colons a user cannot paste into a selector
     empty = next(ln for ln in out.splitlines() if "status.subnets =" in ln)
     assert "status.subnets = (empty)" in empty
+
+
+def test_a_dra_pod_is_explained_by_the_finding_about_its_claim(module_tmp: Path, capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # It said "is pending, cause not determined: no finding explains it", then printed GT407 about the same pod.
+    pod = "pod/ml/asr-dra-7c8d9f6b5-r2m4x"
+    out = _diagnose("dra-node", module_tmp, capsys, monkeypatch, pod)
+    first = out.splitlines()[0]
+    assert first.startswith(f"{pod} is pending - root cause: GT407 pod-resourceclaim-unallocated {pod}"), first
+    assert "not determined" not in out
+    whole = _diagnose("dra-node", module_tmp, capsys, monkeypatch)
+    assert f"top root cause: GT407 pod-resourceclaim-unallocated {pod} (1 pod blocked)" in whole.splitlines()[0]

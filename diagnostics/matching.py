@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,13 +36,24 @@ def requirement_matches(req: Requirement, labels: Mapping[str, str]) -> bool:
         return present
     if op == "DoesNotExist":
         return not present
-    if op in ("Gt", "Lt") and present and req.values:
-        try:
-            a, b = int(value), int(req.values[0])
-        except ValueError:
+    if op in ("Gt", "Lt") and present and len(req.values) == 1:
+        a, b = go_int(value), go_int(req.values[0])
+        if a is None or b is None:
             return False
         return a > b if op == "Gt" else a < b
     return False
+
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def go_int(text: str) -> int | None:
+    """strconv.ParseInt(text, 10, 64), which Gt/Lt use (apimachinery labels.Requirement.Matches): ASCII digits
+    with an optional sign, in int64 - not Python's int() ('1_6', ' 8', other scripts' digits)."""
+    if not _GO_INT.fullmatch(text):
+        return None
+    n = int(text)
+    return n if -(2**63) <= n < 2**63 else None
 
 
 def node_matches(node_selector: Mapping[str, str], affinity_terms: Iterable[Iterable[Requirement]],

@@ -18,7 +18,9 @@ from diagnostics import ObjectRef, run
 from diagnostics.pod_fit import REQUIREMENTS, fit
 from diagnostics.relations import all_candidates, focus, root_cause
 from diagnostics.verdict import GATED, UNDETERMINED, VERDICTS
+from diagnostics.matching import requirement_matches
 from diagnostics.model import Severity
+from diagnostics.records import Requirement
 from tests.builders import snapshot
 from tests.diagnostics.pending_objects import GPU_POOL, NODECLASS, event, pod
 from tests.diagnostics.test_relations import NO_KARPENTER, gke_node
@@ -342,3 +344,17 @@ def test_a_neuroncore_pod_is_explained_by_its_inf2_node_without_the_neuron_plugi
     three = cores.replace('aws.amazon.com/neuroncore: "2"', 'aws.amazon.com/neuroncore: "3"')
     snap, report, _v = _judged(INF2_NODE, three, sources=NO_KARPENTER)
     assert all_candidates(snap)[POD][1].nodes == frozenset()
+
+
+def test_gt_lt_parse_label_values_as_kube_scheduler_does() -> None:
+    # labels.Requirement.Matches (apimachinery): strconv.ParseInt(value, 10, 64) on the label and on exactly one
+    # requirement value; anything else does not match. Python's int() took "1_6", " 8" and a second value.
+    gt4 = Requirement("nvidia.com/gpu.count", "Gt", ("4",))
+    assert requirement_matches(gt4, {"nvidia.com/gpu.count": "8"})
+    assert requirement_matches(gt4, {"nvidia.com/gpu.count": "+8"})
+    assert not requirement_matches(gt4, {"nvidia.com/gpu.count": "1_6"})
+    assert not requirement_matches(gt4, {"nvidia.com/gpu.count": "8 "})
+    assert not requirement_matches(gt4, {"nvidia.com/gpu.count": "٨"})  # an Arabic-Indic eight
+    assert not requirement_matches(gt4, {"nvidia.com/gpu.count": "99999999999999999999"})  # over int64
+    assert not requirement_matches(Requirement("nvidia.com/gpu.count", "Gt", ("4", "6")), {"nvidia.com/gpu.count": "8"})
+    assert requirement_matches(Requirement("nvidia.com/gpu.count", "Lt", ("-1",)), {"nvidia.com/gpu.count": "-2"})

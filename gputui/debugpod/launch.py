@@ -48,6 +48,27 @@ def get_node(api: Api, node: str) -> tuple[dict[str, Any] | None, str | None]:
         raise
 
 
+def not_nvidia(node: str, obj: dict[str, Any]) -> str:
+    """Why nvidia-smi does not apply to this node ("" when it may): its accelerators are AWS Neuron or AMD.
+
+    A debug pod there would at best print nothing of its devices; at worst (a default RuntimeClass) an
+    unrelated GPU reading would be taken for the node's.
+    """
+    from diagnostics.accelerator_stack import AMD, NEURON, node_vendor
+    from gputui.ingest import node as node_record
+
+    record = node_record(obj)
+    vendor = node_vendor(record)
+    kind = f" ({record.instance_type})" if record.instance_type else ""
+    if vendor == NEURON:
+        return (f"node {node}{kind} has AWS Neuron devices, not NVIDIA GPUs: nvidia-smi does not apply "
+                "(the Neuron SDK's neuron-ls and neuron-top read them)")
+    if vendor == AMD:
+        return (f"node {node}{kind} has AMD GPUs, not NVIDIA GPUs: nvidia-smi does not apply "
+                "(amd-smi or rocm-smi read them)")
+    return ""
+
+
 def resolve_namespace(api: Api, namespace: str | None, context_namespace: str | None) -> tuple[str, str | None]:
     """`namespace` if given (it must exist), else the context's namespace if it exists, else `default`."""
     if namespace:

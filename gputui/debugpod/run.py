@@ -269,6 +269,8 @@ def run_debug(
     started_at = datetime.now(timezone.utc)
     notes: list[str] = []
     node_obj, note = launch.get_node(api, node)
+    if node_obj is not None and (other := launch.not_nvidia(node, node_obj)):
+        raise DebugUsageError(other)
     ns, ns_note = launch.resolve_namespace(api, namespace, context_namespace)
     rc, rc_note = launch.resolve_runtime_class(api, runtime_class)
     for n in (note, ns_note, rc_note):

@@ -41,3 +41,18 @@ def test_debug_on_the_gke_node_with_a_driver_mismatch_says_so(
     assert code == 3, out
     assert "no GPU health problems found" not in out
     assert "Failed to initialize NVML: Driver/library version mismatch" in out
+
+
+def test_debug_on_a_neuron_node_refuses_instead_of_reading_some_gpu(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # neuron-plugin-missing's inf2.xlarge: the debug pod printed an H100 and "✓ no GPU health problems found".
+    with SimCluster("neuron-plugin-missing", shift_to_now=True, debug_pod_delay=0.05) as sim:
+        cfg = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        code = main(["debug", f"node/{STACK_NODE}", "--kubeconfig", str(cfg), "-q"])
+        created = [p for p in sim.objects("Pod") if p["metadata"]["name"].startswith("gputui-debug-")]
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "✓" not in captured.out
+    assert (f"node {STACK_NODE} (inf2.xlarge) has AWS Neuron devices, not NVIDIA GPUs: nvidia-smi does not apply"
+            in captured.err)
+    assert created == []

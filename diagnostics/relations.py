@@ -187,8 +187,8 @@ def _could_take(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -
     pool = snap.index.nodepool.get(node.nodepool) if node.nodepool else None
     startup |= {(t.key, t.effect) for t in getattr(pool, "startup_taints", ()) or ()}
     for t in node.taints:
-        if t.effect in BLOCKING_EFFECTS and not is_lifecycle_taint(t) and (t.key, t.effect) not in startup \
-                and not tolerates_all(pod.tolerations, t):
+        if t.effect in BLOCKING_EFFECTS and (not is_lifecycle_taint(t) or t.key in GOING_AWAY) \
+                and (t.key, t.effect) not in startup and not tolerates_all(pod.tolerations, t):
             return None
     offers = offered(node, claim)
     have = {_neuron(r) for r in offers}
@@ -216,6 +216,11 @@ def _cores_per_device(node: Node, claim: NodeClaim | None) -> float:
     fam = FAMILIES.get(node.instance_type.partition(".")[0])
     return float(fam.cores_per_device) if fam is not None else 1.0
 
+
+GOING_AWAY = frozenset({"karpenter.sh/disrupted", "karpenter.sh/disruption", "ToBeDeletedByClusterAutoscaler"})
+"""Taints of a node being drained to be deleted (Karpenter v1 DisruptedNoScheduleTaint, v1beta1's
+`karpenter.sh/disruption=disrupting`, cluster-autoscaler's scale-down): unlike not-ready or uninitialized, no
+fix brings the node back for the pod, so it is no candidate."""
 
 NO_CANDIDATES = Candidates()
 

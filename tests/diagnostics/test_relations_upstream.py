@@ -358,3 +358,24 @@ def test_gt_lt_parse_label_values_as_kube_scheduler_does() -> None:
     assert not requirement_matches(gt4, {"nvidia.com/gpu.count": "99999999999999999999"})  # over int64
     assert not requirement_matches(Requirement("nvidia.com/gpu.count", "Gt", ("4", "6")), {"nvidia.com/gpu.count": "8"})
     assert requirement_matches(Requirement("nvidia.com/gpu.count", "Lt", ("-1",)), {"nvidia.com/gpu.count": "-2"})
+
+
+BIG_NODE = GPU_NODE.replace("g5.xlarge", "g5.2xlarge").replace(
+    'cpu: "4", memory: 16Gi', 'cpu: "8", memory: 32Gi').replace("cpu: 3920m, memory: 14Gi", "cpu: 7910m, memory: 30Gi")
+BROKEN_NODE = BIG_NODE.replace('nvidia.com/gpu: "1", ', "")
+"""A g5.2xlarge of the gpu pool whose device plugin never registered nvidia.com/gpu."""
+
+
+def test_a_node_karpenter_is_disrupting_is_no_candidate() -> None:
+    # karpenter.sh/disrupted:NoSchedule (pkg/apis/v1/taints.go DisruptedNoScheduleTaint) goes on a node Karpenter
+    # is draining to delete: kube-scheduler keeps the pod off it and it will not come back, so its broken
+    # plugin is not why the pod waits.
+    _snap, report, _v = _judged(GPU_POOL, NODECLASS, BROKEN_NODE, pod(tolerations=TOLERATES))
+    rc = root_cause(report, POD)
+    assert rc is not None and (rc.check, rc.subject.kind) == ("gpu-not-advertised", "Node")
+    disrupted = BROKEN_NODE.replace(
+        'taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]',
+        'taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}, {key: karpenter.sh/disrupted, effect: NoSchedule}]')
+    snap, report, _v = _judged(GPU_POOL, NODECLASS, disrupted, pod(tolerations=TOLERATES))
+    assert all_candidates(snap)[POD][1].nodes == frozenset()
+    assert not any(f.subject.kind == "Node" and POD in f.explains for f in report.findings)

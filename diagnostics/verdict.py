@@ -169,8 +169,12 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
         return Verdict(phase, head + _unseen(blind), floor, blind, top)
     what = str(target) if target is not None else "cluster"
     if findings:
-        top = findings[0]
-        return Verdict(PROBLEMS, f"{what}: {_counts(findings)} - top root cause: {describe(top)}{_unseen(blind)}",
+        # A node (claim, pool) target also shows its chain's findings (its NodePool's spot shortage, its
+        # pool's practices); the verdict names the target's own worst finding, or says it has none.
+        own = [f for f in findings if target is not None and f.subject == target]
+        top = own[0] if own else findings[0]
+        label = "top root cause" if target is None or own else f"none about the {target.kind.lower()} itself; top"
+        return Verdict(PROBLEMS, f"{what}: {_counts(findings)} - {label}: {describe(top)}{_unseen(blind)}",
                        floor, blind, top)
     if blind:
         return Verdict(INCOMPLETE, f"{what}: nothing found, but not an all-clear{_unseen(blind)}", floor, blind)

@@ -48,3 +48,21 @@ def test_a_dra_pod_is_explained_by_the_finding_about_its_claim(module_tmp: Path,
     assert "not determined" not in out
     whole = _diagnose("dra-node", module_tmp, capsys, monkeypatch)
     assert f"top root cause: GT407 pod-resourceclaim-unallocated {pod} (1 pod blocked)" in whole.splitlines()[0]
+
+
+def test_a_node_target_names_its_own_problem_not_its_pools(module_tmp: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # incident's ip-10-0-45-177 stopped reporting (GT204); its NodePool's spot shortage (GT104) is shown beside it,
+    # but the verdict named GT104 "top root cause" of the node.
+    node = "node/ip-10-0-45-177.ec2.internal"
+    first = _diagnose("incident", module_tmp, capsys, monkeypatch, node).splitlines()[0]
+    assert first.startswith(f"{node}: 2 errors - top root cause: GT204 gpu-node-not-ready {node}"), first
+
+
+def test_a_node_without_findings_of_its_own_says_so(module_tmp: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # spot-shortage's healthy inference node: only its NodePool's practice (GT502, info) concerns it.
+    node = "node/ip-10-0-12-34.ec2.internal"
+    first = _diagnose("spot-shortage", module_tmp, capsys, monkeypatch, node).splitlines()[0]
+    assert first == (f"{node}: 1 info - none about the node itself; top: GT502 gpu-nodepool-practices "
+                     "nodepool/gpu-inference-spot"), first

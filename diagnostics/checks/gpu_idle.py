@@ -9,6 +9,7 @@ from diagnostics.metric_facts import GPU_UTIL, IDLE_WINDOW, NodeResolver, facts_
 from diagnostics.model import Finding, Remediation, Severity
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
+from diagnostics.timeutil import parse_go_duration
 
 IDLE_PERCENT = 10.0
 """Average DCGM_FI_DEV_GPU_UTIL below this over the window counts as idle."""
@@ -23,7 +24,8 @@ def gpu_idle(snap: Snapshot) -> Iterator[Finding | int]:
     An idle GPU still costs the full instance price, and a pod that holds one idle blocks every
     pending GPU pod that could use it (a hung job, a notebook left open, a job waiting on data).
     Only GPUs reporting both now and an hour ago are judged, so a pod that just started is not
-    called idle. MIG instances are left out: DCGM reports no per-instance GPU_UTIL.
+    called idle, nor is a node younger than the hour (the older series are another instance's, such as
+    a reused EC2 hostname, or a demo's history). MIG instances are left out: DCGM reports no per-instance GPU_UTIL.
 
     Fix:
     Check what the pod is doing (`nvidia-smi` inside it, its logs). Delete a hung or finished
@@ -33,8 +35,13 @@ def gpu_idle(snap: Snapshot) -> Iterator[Finding | int]:
     facts = facts_for(snap, GPU_UTIL, "gpu_util")
     resolver = NodeResolver(snap)
     window = in_words(IDLE_WINDOW)
+    window_s = parse_go_duration(IDLE_WINDOW) or 3600.0
     for node, gpus in sorted(gpus_by_node(facts.get("gpu_util"), resolver, skip_mig=True).items()):
         yield 1
+        record = snap.index.node.get(node)
+        age = snap.age(record.meta.created) if record is not None else None
+        if age is not None and age < window_s:
+            continue  # cannot have been idle for the whole window
         idle = [(g, s) for g, s in gpus if s.value < IDLE_PERCENT]
         if not idle:
             continue

@@ -6,11 +6,12 @@ Runs against a real Prometheus (Debian package) loaded with tests/prometheus/dat
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 from diagnostics import CheckStatus, ObjectRef, Report, Severity
 from diagnostics.model import EvidenceKind
 from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
-from tests.prometheus.datasets import A10G, BUSY, IDLE
+from tests.prometheus.datasets import A10G, BUSY, CLUSTER, IDLE
 
 
 def test_fails_naming_idle_gpus_and_the_pod_holding_them(diagnose: Callable[..., Report]) -> None:
@@ -53,3 +54,16 @@ def test_skipped_without_dcgm_metrics(diagnose: Callable[..., Report]) -> None:
     (result,) = diagnose("gpu-idle", "empty").results
     assert result.status is CheckStatus.SKIPPED
     assert result.reason.startswith("DCGM_FI_DEV_GPU_UTIL not exported (no dcgm-exporter metrics")
+
+
+def test_a_node_younger_than_the_hour_is_not_called_idle_for_the_hour(diagnose: Callable[..., Report]) -> None:
+    # drift-disrupts-training's replacement p4d, 12 minutes old, was "idle for the last hour": the series an
+    # hour back were another instance's (a reused EC2 hostname) or a demo's history.
+    from tests.builders import NOW
+
+    young = CLUSTER.replace(f"  name: {IDLE}\n",
+                            f"  name: {IDLE}\n  creationTimestamp: '{(NOW - timedelta(minutes=12)).isoformat()}'\n")
+    assert young != CLUSTER
+    (result,) = diagnose("gpu-idle", "fleet", young).results
+    assert all(f.subject != ObjectRef("Node", IDLE) for f in result.findings)
+    assert result.status is CheckStatus.PASSED

@@ -66,3 +66,17 @@ def test_a_node_without_findings_of_its_own_says_so(module_tmp: Path, capsys: py
     first = _diagnose("spot-shortage", module_tmp, capsys, monkeypatch, node).splitlines()[0]
     assert first == (f"{node}: 1 info - none about the node itself; top: GT502 gpu-nodepool-practices "
                      "nodepool/gpu-inference-spot"), first
+
+
+def test_a_shifted_demo_quotes_the_deadline_it_shows_elsewhere(capsys: pytest.CaptureFixture[str],
+                                                               tmp_path: Path) -> None:
+    # gputui demo --serve shifts the scenario to now; Karpenter's TerminationGracePeriodExpiring message kept the
+    # scenario's own date (2026-08-21T11:58:41Z) beside the shifted nodeclaim-termination-timestamp.
+    with SimCluster("expiry-kills-training", shift_to_now=True) as sim:
+        cfg = tmp_path / "kubeconfig"
+        sim.write_kubeconfig(cfg)
+        main(["diagnose", "node/ip-10-0-60-33.ec2.internal", "--kubeconfig", str(cfg)])
+    out = capsys.readouterr().out
+    deadline = next(ln for ln in out.splitlines() if "nodeclaim-termination-timestamp] =" in ln).split("= ")[1][:20]
+    said = next(ln for ln in out.splitlines() if "All pods will be deleted by" in ln)
+    assert f"All pods will be deleted by {deadline}" in said, (deadline, said)

@@ -154,8 +154,10 @@ def plan_reads(nodes: Sequence[Node], pools: Sequence[NodePool], classes: Sequen
                 g_ids.add(str(t["id"]))
             if t.get("name"):
                 g_names.add(str(t["name"]))
+    # Only EC2 instances are AWS's to describe: GKE's g2-standard-8 also reads as a "g2" family.
     accelerated = any(is_gpu_pool(p) for p in pools) or any(
-        n.instance_type and is_gpu_family(family_of(n.instance_type)) for n in nodes)
+        n.instance_type and is_gpu_family(family_of(n.instance_type))
+        and (not n.provider_id or n.provider_id.startswith("aws://")) for n in nodes)
     return ReadPlan(tuple(sorted(s_keys)), tuple(sorted(s_ids)), tuple(sorted(g_keys)), tuple(sorted(g_ids)),
                     tuple(sorted(g_names)), accelerated, accelerated and pools_allowing_spot(pools))
 

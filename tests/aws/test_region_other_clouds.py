@@ -31,3 +31,14 @@ def test_gke_nodes_give_no_aws_region() -> None:
 def test_the_demo_simulates_ec2_only_for_aws_scenarios() -> None:
     assert not on_aws(load_scenario("gke-plugin-crash"))
     assert on_aws(load_scenario("gpu-not-advertised"))
+
+
+def test_a_gke_gpu_node_asks_for_no_aws_credentials() -> None:
+    # gke-plugin-crash printed "aws not configured (no AWS credentials: set AWS_PROFILE ...)": GKE's g2-standard-8
+    # read as EC2's g2 family, so the AWS source wanted to describe it.
+    from gputui.sources.aws import plan_reads
+
+    gke_gpu = GKE_NODE.replace("labels: {", "labels: {node.kubernetes.io/instance-type: g2-standard-8, ")
+    assert plan_reads(snapshot(gke_gpu).nodes, [], []).empty
+    eks_gpu = EKS_NODE.replace("labels: {", "labels: {node.kubernetes.io/instance-type: g5.2xlarge, ")
+    assert not plan_reads(snapshot(eks_gpu).nodes, [], []).empty

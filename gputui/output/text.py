@@ -73,6 +73,15 @@ def evidence_line(e: Evidence) -> Text:
     elif e.kind is EvidenceKind.ABSENCE:
         t.append("absent: ", style="yellow")
         t.append(visible(e.path))
+    elif isinstance(e.value, str) and "\n" in e.value.strip():
+        # A log tail: its last lines, one per line (cut from the front, the error is at the end).
+        t.append(visible(e.path), style="cyan")
+        if e.note:
+            t.append(f"  — {visible(e.note)}", style="dim")
+        for line in [ln for ln in e.value.strip().splitlines() if ln.strip()][-_TAIL_LINES:]:
+            t.append("\n      │ ", style="dim")
+            t.append(visible(line.rstrip(), limit=_TAIL_WIDTH))
+        return t
     else:
         t.append(visible(e.path), style="cyan")
         t.append(" = ")
@@ -82,6 +91,10 @@ def evidence_line(e: Evidence) -> Text:
     if e.note:
         t.append(f"  — {visible(e.note)}", style="dim")
     return t
+
+
+_TAIL_LINES = 6
+_TAIL_WIDTH = 240
 
 
 def finding_block(f: Finding) -> RenderableType:

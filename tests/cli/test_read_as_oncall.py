@@ -80,3 +80,15 @@ def test_a_shifted_demo_quotes_the_deadline_it_shows_elsewhere(capsys: pytest.Ca
     deadline = next(ln for ln in out.splitlines() if "nodeclaim-termination-timestamp] =" in ln).split("= ")[1][:20]
     said = next(ln for ln in out.splitlines() if "All pods will be deleted by" in ln)
     assert f"All pods will be deleted by {deadline}" in said, (deadline, said)
+
+
+def test_a_log_tail_shows_its_last_lines_not_its_head(module_tmp: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # gke-plugin-crash's plugin log was one line with literal \\n, cut after 300 characters: the fatal
+    # "failed to initialize nvml" at its end was the part left out.
+    out = _diagnose("gke-plugin-crash", module_tmp, capsys, monkeypatch)
+    lines = out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "logs[nvidia-gpu-device-plugin] --previous" in ln)
+    tail = [ln.strip() for ln in lines[at + 1:at + 7] if ln.strip().startswith("│")]
+    assert tail and tail[-1].endswith("failed to initialize nvml: Driver/library version mismatch"), tail
+    assert "\\n" not in lines[at] and "more characters" not in lines[at]

@@ -33,8 +33,9 @@ def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
     reported.
 
     Fix:
-    Fix that layer on that node: make the DaemonSet of the node's vendor tolerate its taints and
-    match its labels, fix the crash its log names (kernel headers, containerd config, NVML:
+    Fix that layer on that node: make the DaemonSet of the node's vendor tolerate its taints (the
+    GPU Operator's through ClusterPolicy `spec.daemonsets.tolerations`: it undoes a patch to its
+    DaemonSets) and match its labels, fix the crash its log names (kernel headers, containerd config, NVML:
     `ERROR_LIBRARY_NOT_FOUND` means a node image without the driver), or install the vendor's
     device plugin. Replace the node only when the fault is the node's own.
     """

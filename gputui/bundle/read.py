@@ -139,7 +139,7 @@ class Bundle:
             if name not in KUBE_SOURCES:
                 sources[name] = st
         return replace(snap, sources=sources, metrics=self._facts(mf.METRICS), aws=self._facts(mf.AWS),
-                       gpu_reports=self._gpu_reports())
+                       gpu_reports=self._gpu_reports(), pod_logs=self._pod_logs())
 
     def _require(self, target: ObjectRef, objects: dict[str, list[dict[str, Any]]],
                  statuses: dict[str, SourceStatus]) -> None:
@@ -173,6 +173,24 @@ class Bundle:
         except (TypeError, ValueError, KeyError) as exc:
             raise BundleError(f"{self.path}: corrupt bundle: {_n(name)} cannot be read ({type(exc).__name__})") \
                 from None
+
+    def _pod_logs(self) -> dict[str, str]:
+        """The GPU DaemonSet pods' log tails the bundle holds, by `namespace/pod/container` (a crashed container's
+        previous run first), as the live `diagnose` reads them: the line naming a plugin's cause is only there."""
+        from gputui.stack_logs import TAIL_LINES
+
+        out: dict[str, str] = {}
+        prefix = mf.LOGS_DIR + "/"
+        for name in sorted(self.files, key=lambda n: not n.endswith(".previous.log")):
+            parts = name[len(prefix):].split("/") if name.startswith(prefix) else []
+            if len(parts) != 3 or not parts[2].endswith(".log"):
+                continue
+            container = parts[2].removesuffix(".log").removesuffix(".previous")
+            key = f"{parts[0]}/{parts[1]}/{container}"
+            lines = self.text(name).splitlines()
+            if key not in out and any(ln.strip() for ln in lines):
+                out[key] = "\n".join(lines[-TAIL_LINES:]) + "\n"
+        return out
 
     def _gpu_reports(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

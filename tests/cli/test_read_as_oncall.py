@@ -92,3 +92,24 @@ def test_a_log_tail_shows_its_last_lines_not_its_head(module_tmp: Path, capsys: 
     tail = [ln.strip() for ln in lines[at + 1:at + 7] if ln.strip().startswith("│")]
     assert tail and tail[-1].endswith("failed to initialize nvml: Driver/library version mismatch"), tail
     assert "\\n" not in lines[at] and "more characters" not in lines[at]
+
+
+def test_a_reopened_bundle_names_the_plugins_logged_cause_as_live(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # incident's p5 ip-10-0-31-203: live, GT201 ends with the plugin log's "Failed to initialize NVML: Driver Not
+    # Loaded"; the bundle carried that log, but `diagnose --bundle` did not read it and showed only the back-off.
+    monkeypatch.setenv("COLUMNS", "200")
+    archive = tmp_path / "x.tar.gz"
+    with SimCluster("incident", shift_to_now=True) as sim:
+        cfg = tmp_path / "kubeconfig"
+        sim.write_kubeconfig(cfg)
+        main(["diagnose", "node/ip-10-0-31-203.ec2.internal", "--kubeconfig", str(cfg)])
+        live = capsys.readouterr().out
+        assert main(["bundle", "-o", str(archive), "--kubeconfig", str(cfg)]) == 0
+    capsys.readouterr()
+    main(["diagnose", "--bundle", str(archive), "node/ip-10-0-31-203.ec2.internal"])
+    reopened = capsys.readouterr().out
+    cause = "Failed to initialize NVML: Driver Not Loaded - the NVIDIA kernel module is not loaded"
+    assert cause in live.splitlines()[5]
+    title = next(ln for ln in reopened.splitlines() if "advertises 0 GPUs" in ln)
+    assert cause in title, title

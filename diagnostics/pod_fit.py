@@ -26,6 +26,7 @@ from diagnostics.records import (
     Toleration,
     accelerator_total,
     accelerators,
+    is_accelerator,
     tolerates_all,
 )
 from diagnostics.pod_shape import Shape, pod_shape
@@ -37,6 +38,7 @@ from diagnostics.pool_accelerators import (
     admits,
     base_resource,
     category,
+    launchable,
 )
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import memoized
@@ -82,6 +84,11 @@ class FitReason:
     """For LIMIT/ACCELERATOR: the resource concerned (`nodes` for the node-count limit)."""
     cause: str = ""
     """For NOT_READY: `nodeclass`, `nodeclass-missing`, `validation`, `deleting` or `unknown`."""
+    launch: str = ""
+    """For LIMIT on an accelerator: the smallest instance type the pool could launch for the pod ('' when not
+    known by name, or when the limit is judged by the pod's request alone)."""
+    adds: float = 0.0
+    """For LIMIT: what one launch for the pod adds to the limited resource (the instance's whole capacity)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,9 +409,16 @@ def _nodes_used(snap: Snapshot, pool: NodePool) -> float | None:
                  len(snap.index.nodes_by_pool.get(pool.name, ())))
 
 
-def _limits(pod: Pod, pool: NodePool, nodes_used: float | None) -> list[FitReason]:
+def _limits(pod: Pod, pool: NodePool, nodes_used: float | None, term: tuple[Requirement, ...] = ()) -> list[FitReason]:
+    """Limits the pod's launch would break. Accelerators as Karpenter's filterByRemainingResources judges them
+    (the whole capacity of the smallest instance type the pool and the pod's term admit, see `_launch_limits`);
+    other resources by the pod's request, which no instance type is below."""
     out: list[FitReason] = []
+    by_instance = _launch_limits(pod, pool, term)
     for res, limit in sorted(pool.limits.items()):
+        if by_instance is not None and is_accelerator(res):
+            out.extend(r for r in by_instance if r.resource == res)
+            continue
         if res == "nodes":
             used = pool.usage.get("nodes")
             if used is None:
@@ -421,7 +435,53 @@ def _limits(pod: Pod, pool: NodePool, nodes_used: float | None) -> list[FitReaso
                 LIMIT, f"limit {what} {qty(res, used)}/{qty(res, limit)} used, pod needs {qty(res, need)} more",
                 (Evidence.field(pool.ref, f"spec.limits[{res}]", _num(limit)),
                  Evidence.field(pool.ref, f"status.resources[{res}]", _num(used))),
-                resource=res))
+                resource=res, adds=need))
+    return out
+
+
+def _launch_limits(pod: Pod, pool: NodePool, term: tuple[Requirement, ...]) -> list[FitReason] | None:
+    """The accelerator LIMIT reasons judged by instance type, or None when gputui cannot name the types (not an
+    EC2NodeClass pool, not one Karpenter-modeled accelerator, or no admitted type: ACCELERATOR says why).
+
+    An instance type is launchable when each limited accelerator it carries fits in what is left of
+    spec.limits (`status.resources` counts in-flight NodeClaims' capacity, as Karpenter's remaining does).
+    A type missing from gputui's table is given the fewest devices its requirements allow.
+    """
+    want = accelerators(pod.requests)
+    limited = {r: lim - pool.usage.get(r, 0.0) for r, lim in pool.limits.items() if is_accelerator(r)}
+    if pool.node_class_kind != "EC2NodeClass" or len(want) != 1 or not limited:
+        return None
+    ((res, count),) = want.items()
+    reqs = list(pool.requirements) + [r for r in term if r.key in INSTANCE_KEYS]
+    options = launchable(reqs, res, count)
+    types = list(options.types)
+    if options.unknown_floor is not None:
+        types.append(("", {res: options.unknown_floor}))
+    if not types:
+        return None
+    if any(all(cap.get(r, 0) <= left for r, left in limited.items()) for _name, cap in types):
+        return []
+    name, cap = min(types, key=lambda t: (t[1].get(res, 0), t[0] == "", t[0]))
+    out: list[FitReason] = []
+    for r, left in sorted(limited.items()):
+        adds = float(cap.get(r, 0))
+        if adds <= left:
+            continue
+        used, limit = pool.usage.get(r, 0.0), pool.limits[r]
+        it = name or f"an instance type with {adds:g} {r}"
+        ev = [Evidence.field(pool.ref, f"spec.limits[{r}]", _num(limit)),
+              Evidence.field(pool.ref, f"status.resources[{r}]", _num(used))]
+        if adds > pod.requests.get(r, 0.0):
+            text = (f"limit {r} {qty(r, used)}/{qty(r, limit)} used, {qty(r, max(left, 0.0))} left: the smallest "
+                    f"instance type it can launch for the pod ({it}) has {adds:g}")
+            ev.append(Evidence.field(pool.ref, "spec.template.spec.requirements",
+                                     [str(q) for q in reqs if q.key in INSTANCE_KEYS] or "none",
+                                     note=f"smallest instance type they admit for {count:g} {res}: {it} ({adds:g} {r}); "
+                                          "Karpenter drops every instance type whose capacity exceeds what is left "
+                                          "of spec.limits"))
+        else:
+            text = f"limit {r} {qty(r, used)}/{qty(r, limit)} used, pod needs {qty(r, adds)} more"
+        out.append(FitReason(LIMIT, text, tuple(ev), resource=r, launch=name, adds=adds))
     return out
 
 
@@ -500,7 +560,7 @@ def _pod_pool_reasons(pod: Pod, pool: NodePool, nodes_used: float | None) -> tup
                             note="conflicts with the pod: " + "; ".join(conflicts)),)))
     # A conflicting pod selector is already the reason; judge the accelerator on the pool's own requirements.
     reasons.extend(_accelerator(pod, pool, () if conflicts else term))
-    reasons.extend(_limits(pod, pool, nodes_used))
+    reasons.extend(_limits(pod, pool, nodes_used, () if conflicts else term))
     return tuple(reasons)
 
 

@@ -9,6 +9,7 @@ verdict errs towards silence.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -240,6 +241,53 @@ def _admits(reqs: tuple[Requirement, ...], resource: str, count: float) -> Admis
     return Admission(False, resource, count, best, blocking,
                      reason=f"the largest instance type its requirements admit, {best[0]}, has {best[1]} "
                             f"{resource}; the pod needs {count:g} on one node")
+
+
+@dataclass(frozen=True, slots=True)
+class Launchable:
+    """The instance types a NodePool could launch for `count` x `resource` on one node, as limits see them."""
+
+    types: tuple[tuple[str, Mapping[str, int]], ...]
+    """Known admitted instance types with enough devices and their accelerator capacity, fewest devices first."""
+    unknown_floor: int | None
+    """Fewest devices an instance type missing from the table could carry and still qualify (None: none could)."""
+
+
+def launchable(requirements: Iterable[Requirement], resource: str, count: float) -> Launchable:
+    """What Karpenter would hold against a NodePool's limits to launch for the pod: whole instance capacities.
+
+    kubernetes-sigs/karpenter scheduler.go filterByRemainingResources drops every instance type whose
+    capacity of a limited resource exceeds what is left of spec.limits, before the pod is tried.
+    """
+    return _launchable(tuple(r for r in requirements if r.key in INSTANCE_KEYS), resource, float(count))
+
+
+_COUNT_KEYS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-accelerator-count")
+
+
+@lru_cache(maxsize=4096)
+def _launchable(reqs: tuple[Requirement, ...], resource: str, count: float) -> Launchable:
+    if resource not in KARPENTER_MODELED:
+        return Launchable((), None)
+    base = base_resource(resource)
+    found: list[tuple[str, Mapping[str, int]]] = []
+    for fam, size, labels in _TYPES:
+        n = devices(fam, size, resource)
+        if fam.resource != base or n < count or n <= 0:
+            continue
+        if all(requirement_matches(r, labels) for r in reqs):
+            cap = {base: fam.sizes[size]}
+            if base == _N:
+                cap["aws.amazon.com/neuroncore"] = fam.sizes[size] * fam.cores_per_device
+            found.append((labels["node.kubernetes.io/instance-type"], cap))
+    found.sort(key=lambda t: (t[1].get(resource, 0), t[0]))
+    floor: int | None = None
+    if all(_unknown_could_pass(r, resource, count) for r in reqs):
+        need = max(math.ceil(count), 1)
+        counts = [r for r in reqs if r.key in _COUNT_KEYS] if resource != "aws.amazon.com/neuroncore" else []
+        floor = next((n for n in range(need, 65) if all(requirement_matches(r, {r.key: str(n)}) for r in counts)),
+                     None)
+    return Launchable(tuple(found), floor)
 
 
 @cache

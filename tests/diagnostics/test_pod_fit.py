@@ -198,3 +198,25 @@ def test_an_empty_node_selector_term_matches_no_node() -> None:
 """
     f = _fit(GPU_POOL, pod(tolerations=TOLERATES, affinity=affinity))
     assert f.kinds == {REQUIREMENTS} and "an empty nodeSelectorTerm matches no node" in f.reasons[0].text
+
+
+def test_limit_counts_the_smallest_instance_type_not_the_pod_request() -> None:
+    # 4 GPUs left, p4d.24xlarge (8) the only type: Karpenter's filterByRemainingResources drops it.
+    p4d = (GPU_POOL.replace("values: [g5, g6, g6e]", "values: [p4d]")
+           .replace('nvidia.com/gpu: "16"}', 'nvidia.com/gpu: "20"}').replace('nvidia.com/gpu: "1"}', 'nvidia.com/gpu: "16"}'))
+    (r,) = _fit(p4d, pod(tolerations=TOLERATES)).reasons
+    assert (r.kind, r.resource, r.launch, r.adds) == (LIMIT, "nvidia.com/gpu", "p4d.24xlarge", 8.0)
+    assert r.text == ("limit nvidia.com/gpu 16/20 used, 4 left: the smallest instance type it can launch for the pod "
+                      "(p4d.24xlarge) has 8")
+    # The pod's own selector narrows the sizes too: g5 in the pool, but the pod wants 48xlarge only.
+    g5 = p4d.replace("values: [p4d]", "values: [g5]")
+    assert _fit(g5, pod(tolerations=TOLERATES)).fits
+    big = "  nodeSelector: {karpenter.k8s.aws/instance-size: 48xlarge}\n"
+    (r,) = _fit(g5, pod(tolerations=TOLERATES, node_selector=big)).reasons
+    assert (r.kind, r.launch, r.adds) == (LIMIT, "g5.48xlarge", 8.0)
+
+
+def test_limit_on_a_pool_gputui_has_no_instance_table_for_uses_the_request() -> None:
+    aks = GPU_POOL.replace("kind: EC2NodeClass", "kind: AKSNodeClass").replace(
+        'nvidia.com/gpu: "16"}', 'nvidia.com/gpu: "2"}')
+    assert _fit(aks, pod(tolerations=TOLERATES)).fits  # 1 used, 1 left, the pod asks 1: no table, no guess

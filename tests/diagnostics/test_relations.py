@@ -254,3 +254,19 @@ def test_the_tui_header_judges_blindness_as_diagnose_does() -> None:
         CheckResult("gpu-idle", "GT702", "t", CheckStatus.ERRORED, reason="KeyError: 'x'")))
     assert blind_checks(report) == ["consolidation-blocked", "gpu-idle"]
     assert "no problems found" not in findings_summary(report).plain
+
+
+def test_a_pool_with_room_for_the_pod_but_not_for_its_smallest_instance_explains_it() -> None:
+    # Karpenter holds the whole instance against the limit (filterByRemainingResources): 4 GPUs left, p4d-only
+    # pool, a 1-GPU pod -> "all available instance types exceed limits for nodepool". GT105 is its root cause.
+    from tests.diagnostics.pending_objects import GPU_POOL, NODECLASS
+    from tests.diagnostics.pending_objects import pod as pending_pod
+    p4d = (GPU_POOL.replace("values: [g5, g6, g6e]", "values: [p4d]")
+           .replace('nvidia.com/gpu: "16"}', 'nvidia.com/gpu: "20"}').replace('nvidia.com/gpu: "1"}', 'nvidia.com/gpu: "16"}'))
+    tolerates = "  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+    snap = snapshot(p4d, NODECLASS, pending_pod(tolerations=tolerates))
+    report = run(snap)
+    ref = ObjectRef("Pod", "trainer-7c9d8f6b5-x2x7k", "ml")
+    rc = root_cause(report, ref)
+    assert rc is not None and (rc.code, rc.subject) == ("GT105", ObjectRef("NodePool", "gpu"))
+    assert focus(report, snap, ref).verdict.verdict == EXPLAINED

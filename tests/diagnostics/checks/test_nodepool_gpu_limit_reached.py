@@ -93,3 +93,59 @@ def test_skipped_when_nodepools_forbidden() -> None:
     result = _run(FULL, pod(tolerations=TOLERATES), sources={"nodepools": SourceState.FORBIDDEN})
     assert result.status is CheckStatus.SKIPPED
     assert "nodepools: forbidden" in result.reason
+
+
+# --- instance size against what is left of the limit (Karpenter's filterByRemainingResources) ----------
+#
+# kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/scheduler.go: an instance type whose
+# capacity of a limited resource is above what is left of spec.limits is dropped before the pod is
+# tried; none left -> "all available instance types exceed limits for nodepool" (every version since
+# v0.33; "(NodePool=x)" since v1.5.0, `"x"` in v1.3-v1.4, `: "x"` before). The pod's own request is not
+# what counts: a 1-GPU pod needs a whole p4d.24xlarge (8 GPUs) of room in a p4d-only pool.
+
+P4D = (GPU_POOL.replace("values: [g5, g6, g6e]", "values: [p4d]")
+       .replace('limits: {cpu: "1000", nvidia.com/gpu: "16"}', 'limits: {cpu: "1000", nvidia.com/gpu: "20"}')
+       .replace('nodes: "1", nvidia.com/gpu: "1"}', 'nodes: "2", nvidia.com/gpu: "16"}'))
+
+
+def test_room_left_is_less_than_the_smallest_instance_type_the_pool_launches() -> None:
+    (f,) = _run(P4D, NODECLASS, pod(tolerations=TOLERATES), event("e1", "FailedScheduling", V15)).findings
+    assert f.title == ("NodePool gpu has 4 nvidia.com/gpu left under its limit (16/20), fewer than the smallest "
+                       "instance type it can launch for the pod carries (p4d.24xlarge: 8): 1 pending GPU pod blocked")
+    ev = {e.path: e for e in f.evidence}
+    assert ev["smallest instance type for the pending pods"].value == "p4d.24xlarge"
+    assert "8 nvidia.com/gpu" in ev["smallest instance type for the pending pods"].note
+    patch = next(c for c in f.remediation.commands if c.startswith("kubectl patch nodepool gpu --type=merge"))
+    # 16 used + the 8 GPUs of one p4d.24xlarge: the limit that lets that launch happen (not 16 + 1).
+    assert json.loads(patch.split("-p '", 1)[1].rstrip("'")) == {"spec": {"limits": {"nvidia.com/gpu": "24"}}}
+    assert "nvidia.com/gpu=24" in f.remediation.text and "p4d.24xlarge" in f.remediation.text
+
+
+def test_pods_that_share_one_instance_need_its_gpus_once() -> None:
+    # Three 1-GPU replicas fit on one p4d.24xlarge: the limit has to grow by 8, not 24 (nor 3).
+    pods = [pod(f"trainer-7c9d8f6b5-{s}", tolerations=TOLERATES) for s in ("x2x7k", "b9z4q", "k2m8n")]
+    (f,) = _run(P4D, NODECLASS, *pods).findings
+    assert f.title.endswith("3 pending GPU pods blocked")
+    assert any('"limits":{"nvidia.com/gpu":"24"}' in c for c in f.remediation.commands)
+
+
+def test_room_left_for_the_smallest_instance_type_passes() -> None:
+    room = P4D.replace('nvidia.com/gpu: "20"}', 'nvidia.com/gpu: "24"}')
+    assert _run(room, NODECLASS, pod(tolerations=TOLERATES)).status is CheckStatus.PASSED
+
+
+def test_a_smaller_instance_type_among_the_allowed_ones_fits_the_room_left() -> None:
+    # g5.xlarge (1 GPU) fits in the 4 GPUs left: Karpenter launches it, whatever p4d needs.
+    mixed = P4D.replace("values: [p4d]", "values: [p4d, g5]")
+    assert _run(mixed, NODECLASS, pod(tolerations=TOLERATES)).status is CheckStatus.PASSED
+
+
+def test_sizes_pinned_by_the_pool_requirements_count() -> None:
+    # g5 only in 48xlarge (8 GPUs): the family has 1-GPU sizes, the pool does not allow them.
+    big = (P4D.replace("values: [p4d]", "values: [g5]")
+           .replace("      - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n",
+                    "      - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n"
+                    "      - {key: karpenter.k8s.aws/instance-size, operator: In, values: [48xlarge]}\n"))
+    assert big != P4D.replace("values: [p4d]", "values: [g5]")
+    (f,) = _run(big, NODECLASS, pod(tolerations=TOLERATES)).findings
+    assert "(g5.48xlarge: 8)" in f.title

@@ -36,7 +36,9 @@ def rebuild(snap: Snapshot, got: Gathered, sources: dict[str, SourceStatus]) -> 
                                     cluster=dict(snap.cluster), target=snap.target)
     merged = dict(rebuilt.sources)
     merged.update({k: v for k, v in sources.items() if k not in merged or not v.state.usable})
-    return replace(rebuilt, sources=merged, metrics=snap.metrics, aws=snap.aws, gpu_reports=dict(snap.gpu_reports))
+    # The log tails and ResourceClaims the one-shot collection read are evidence too (GT201's NVML cause, GT407).
+    return replace(rebuilt, sources=merged, metrics=snap.metrics, aws=snap.aws, gpu_reports=dict(snap.gpu_reports),
+                   pod_logs=dict(snap.pod_logs), resource_claims=dict(snap.resource_claims))
 
 
 def report_for(snap: Snapshot, target: ObjectRef | None) -> Report:

@@ -35,6 +35,8 @@ RESOURCES_DIR = "resources"
 OWNERS = f"{RESOURCES_DIR}/owners.json"
 LOGS_DIR = "logs"
 NVIDIA_SMI_DIR = "nvidia-smi"
+RESOURCE_CLAIMS = f"{RESOURCES_DIR}/resourceclaims.json"
+"""The DRA ResourceClaims pending pods wait on, by namespace/name (or the reason one could not be read)."""
 
 
 def resources_path(source: str) -> str:

@@ -139,7 +139,17 @@ class Bundle:
             if name not in KUBE_SOURCES:
                 sources[name] = st
         return replace(snap, sources=sources, metrics=self._facts(mf.METRICS), aws=self._facts(mf.AWS),
-                       gpu_reports=self._gpu_reports(), pod_logs=self._pod_logs())
+                       gpu_reports=self._gpu_reports(), pod_logs=self._pod_logs(),
+                       resource_claims=self._resource_claims())
+
+    def _resource_claims(self) -> dict[str, Any]:
+        if mf.RESOURCE_CLAIMS not in self.files:
+            return {}
+        data = self._json(mf.RESOURCE_CLAIMS)
+        claims = data.get("claims") if isinstance(data, dict) else None
+        if not isinstance(claims, dict):
+            raise BundleError(f"{self.path}: corrupt bundle: {_n(mf.RESOURCE_CLAIMS)} holds no claims")
+        return {str(k): v for k, v in claims.items() if isinstance(v, dict)}
 
     def _require(self, target: ObjectRef, objects: dict[str, list[dict[str, Any]]],
                  statuses: dict[str, SourceStatus]) -> None:

@@ -364,6 +364,8 @@ def _evidence_files(report: Report, snap: Snapshot, smi: Any, red: Redactor,
         payload = _facts_json(facts, red, rule)
         if payload is not None:
             files.append((name, _dump(payload)))
+    if snap.resource_claims:
+        files.append((mf.RESOURCE_CLAIMS, _dump({"claims": red.obj(dict(snap.resource_claims))})))
     for node, result in sorted((smi.results if smi else {}).items()):
         shown = red.name(node)
         files.append((f"{mf.NVIDIA_SMI_DIR}/{shown}.json", _dump(red.obj(result.as_json()))))

@@ -113,3 +113,20 @@ def test_a_reopened_bundle_names_the_plugins_logged_cause_as_live(tmp_path: Path
     assert cause in live.splitlines()[5]
     title = next(ln for ln in reopened.splitlines() if "advertises 0 GPUs" in ln)
     assert cause in title, title
+
+
+def test_a_reopened_bundle_reads_the_dra_claim_as_live(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # dra-node: live, GT407 shows the claim unallocated; the bundle carried no ResourceClaim, so the reopened
+    # GT407 said "(status unknown) ... only `gputui diagnose` reads ResourceClaims" - to a user running diagnose.
+    monkeypatch.setenv("COLUMNS", "200")
+    archive = tmp_path / "x.tar.gz"
+    with SimCluster("dra-node", shift_to_now=True) as sim:
+        cfg = tmp_path / "kubeconfig"
+        sim.write_kubeconfig(cfg)
+        assert main(["bundle", "-o", str(archive), "--kubeconfig", str(cfg)]) == 0
+    capsys.readouterr()
+    main(["diagnose", "--bundle", str(archive)])
+    reopened = capsys.readouterr().out
+    assert "status unknown" not in reopened and "only `gputui diagnose` reads" not in reopened
+    assert "claim asr-dra-7c8d9f6b5-r2m4x-gpu-889rb (gpu: gpu.nvidia.com x1) is not allocated" in reopened

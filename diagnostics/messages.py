@@ -27,6 +27,8 @@ class SchedulerMessage:
     reasons: tuple[SchedulerReason, ...]
     preemption: str
     raw: str
+    post_filter: tuple[str, ...] = ()
+    """Other PostFilter plugins' reasons (DynamicResources: `no new claims to deallocate`), preemption's aside."""
 
     def count(self, needle: str) -> int:
         """Nodes rejected for a reason containing `needle` (case-insensitive)."""
@@ -60,6 +62,9 @@ class SchedulerMessage:
 
 
 _SCHED_HEAD = re.compile(r"^\s*(\d+)/(\d+) nodes are available(?::\s*(.*))?$", re.S)
+_POST_FILTER_STARTS = ("preemption: ", "no new claims to deallocate", "still not schedulable", "plugin disabled")
+"""How PostFilter plugins' reasons begin: DefaultPreemption, and DynamicResources.PostFilter (1.26-1.34)."""
+_POST_FILTER = re.compile(r"(?:^|(?<=\.)\s+)(?=" + "|".join(re.escape(s) for s in _POST_FILTER_STARTS) + ")")
 _SCHED_ITEM_SPLIT = re.compile(r",\s+(?=\d+\s)")
 # `node(s) had untolerated taint {k: v}` (1.25+) and `node(s) had taint {k: v}, that the pod didn't tolerate` (older).
 _SCHED_TAINT = re.compile(r"taint \{([^:}]*):\s*([^}]*)\}")
@@ -69,19 +74,27 @@ def parse_scheduler_message(text: str) -> SchedulerMessage | None:
     """Parse kube-scheduler's FailedScheduling / PodScheduled message; None if it is not one.
 
     Items are split at `, <digit>` so reasons that themselves contain commas (the pre-1.25
-    `had taint {k: v}, that the pod didn't tolerate`) stay whole.
+    `had taint {k: v}, that the pod didn't tolerate`) stay whole. FitError.Error (kube-scheduler
+    pkg/scheduler/framework/types.go) appends the PostFilter plugins' reasons after the filter
+    reasons' closing `.`, joined with `, `: with DRA (1.32+) `... 2 Insufficient cpu. no new claims
+    to deallocate, preemption: 0/3 nodes are available: ...`; they are split off, not read as part
+    of the last filter reason.
     """
     if not text:
         return None
     raw = text.strip()
     if raw.startswith("no nodes available to schedule pods"):
         return SchedulerMessage(0, (), "", raw)
-    body, _, preemption = raw.partition(" preemption: ")
-    m = _SCHED_HEAD.match(body)
+    m = _SCHED_HEAD.match(raw)
     if not m:
         return None
     total = int(m.group(2))
-    items_text = (m.group(3) or "").strip()
+    rest = m.group(3) or ""
+    cut = _POST_FILTER.search(rest)
+    items_text, post = (rest[:cut.start()], rest[cut.end():]) if cut else (rest, "")
+    others, _, preemption = post.partition("preemption: ")
+    post_filter = tuple(p.strip() for p in others.split(", ") if p.strip())
+    items_text = items_text.strip()
     if items_text.endswith("."):
         items_text = items_text[:-1]
     reasons: list[SchedulerReason] = []
@@ -91,7 +104,7 @@ def parse_scheduler_message(text: str) -> SchedulerMessage | None:
             reasons.append(SchedulerReason(int(im.group(1)), im.group(2).strip()))
         elif item.strip():
             reasons.append(SchedulerReason(0, item.strip()))
-    return SchedulerMessage(total, tuple(reasons), preemption.strip(), raw)
+    return SchedulerMessage(total, tuple(reasons), preemption.strip(), raw, post_filter)
 
 
 # --- Karpenter FailedScheduling -------------------------------------------------------------------

@@ -206,3 +206,53 @@ def test_nominated_claim_and_node() -> None:
 ])
 def test_parse_taint(text: str, taint: Taint | None) -> None:
     assert parse_taint(text) == taint
+
+
+# --- kube-scheduler with the DynamicResources plugin (1.32-1.34) ------------------------------------------
+#
+# FitError.Error (kubernetes pkg/scheduler/framework/types.go): "0/N nodes are available:" + " <prefilter>." or
+# " <filter histogram>." + " <PostFilterMsg>". PostFilterMsg joins every PostFilter plugin's reason with ", ":
+# DynamicResources.PostFilter says "no new claims to deallocate" for a pod without claims, DefaultPreemption
+# "preemption: 0/N nodes are available: ...". Texts below are copied from clusters (kubectl get events /
+# describe pod output quoted in public repos), not composed.
+
+DRA_TAINT_CPU = ("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. no new claims to "
+                 "deallocate, preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No "
+                 "preemption victims found for incoming pod.")
+
+
+def test_dra_post_filter_reason_is_not_glued_onto_the_last_filter_reason() -> None:
+    m = parse_scheduler_message(DRA_TAINT_CPU)
+    assert m is not None and m.total == 3
+    assert [(r.count, r.reason) for r in m.reasons] == [(1, "node(s) had untolerated taint(s)"), (2, "Insufficient cpu")]
+    assert m.insufficient == {"cpu": 2}
+    assert m.post_filter == ("no new claims to deallocate",)
+    assert m.preemption == ("0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption "
+                            "victims found for incoming pod.")
+
+
+def test_dra_post_filter_after_a_gpu_shortage_and_after_taints() -> None:
+    gpu = parse_scheduler_message(
+        "0/5 nodes are available: 1 Insufficient nvidia.com/gpu, 4 node(s) didn't match Pod's node affinity/selector. "
+        "no new claims to deallocate, preemption: 0/5 nodes are available: 1 No preemption victims found for incoming "
+        "pod, 4 Preemption is not helpful for scheduling.")
+    assert gpu is not None and gpu.insufficient == {"nvidia.com/gpu": 1}
+    assert gpu.reasons[-1].reason == "node(s) didn't match Pod's node affinity/selector"
+    taints = parse_scheduler_message(
+        "0/2 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 1 node(s) "
+        "had untolerated taint {spray: mortein}. no new claims to deallocate, preemption: 0/2 nodes are available: 2 "
+        "Preemption is not helpful for scheduling.")
+    assert taints is not None
+    assert taints.untolerated_taints == [(1, Taint("node-role.kubernetes.io/control-plane", "")),
+                                         (1, Taint("spray", "mortein"))]
+
+
+def test_dra_post_filter_without_preemption_and_after_a_prefilter_message() -> None:
+    alone = parse_scheduler_message("0/3 nodes are available: 3 Insufficient nvidia.com/gpu. no new claims to deallocate")
+    assert alone is not None and alone.insufficient == {"nvidia.com/gpu": 3}
+    assert (alone.post_filter, alone.preemption) == (("no new claims to deallocate",), "")
+    pre = parse_scheduler_message("0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. no new "
+                                  "claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not "
+                                  "helpful for scheduling.")
+    assert pre is not None
+    assert [(r.count, r.reason) for r in pre.reasons] == [(0, "pod has unbound immediate PersistentVolumeClaims")]

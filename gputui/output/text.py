@@ -112,7 +112,10 @@ def finding_block(f: Finding) -> RenderableType:
         parts.extend(evidence_line(e) for e in f.evidence)
     if f.remediation:
         parts.append(Text.assemble(("  Fix: ", "bold green"), visible(f.remediation.text, newlines=True)))
-        parts.extend(Text(f"    $ {visible(c, limit=None, newlines=True)}", style="green") for c in f.remediation.commands)
+        # One line however narrow the terminal: a hard wrap would paste as two commands (the terminal's own
+        # soft wrap copies as one).
+        parts.extend(Text(f"    $ {visible(c, limit=None, newlines=True)}", style="green", no_wrap=True,
+                          overflow="ignore") for c in f.remediation.commands)
     if f.related:
         names = [visible(r, limit=300) for r in f.related]
         more = f" (+{len(names) - 8} more)" if len(names) > 8 else ""
@@ -210,7 +213,7 @@ def render_report(report: Report, console: Console, *, verbose: bool = True) -> 
     console.print()
     findings = report.findings
     for f in findings:
-        console.print(finding_block(f))
+        console.print(finding_block(f), crop=False)  # commands stay whole lines (finding_block)
     more = elsewhere_line(report)
     if more:
         console.print(Text(more, style="bold"))

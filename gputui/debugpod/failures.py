@@ -116,8 +116,11 @@ def from_pod(pod: dict[str, Any], events: Sequence[dict[str, Any]], *, node: str
             "runtime-class-unavailable", "pod",
             f"node {node} has no container runtime handler for RuntimeClass {runtime_class or '(default)'}",
             _trim(sandbox), "FailedCreatePodSandBox",
-            ("Retry with --runtime-class none (the nvidia runtime may be the node's default), or name the "
-             "right RuntimeClass: `kubectl get runtimeclass`.",))
+            ("Retry with --runtime-class none only where nvidia is containerd's default runtime, or name the "
+             "right RuntimeClass: `kubectl get runtimeclass`.",
+             "containerd on the node has no such handler: with the GPU Operator its container toolkit adds it "
+             "(see its nvidia-container-toolkit-daemonset pod on the node, and `gputui diagnose node/" + node + "`); "
+             "GPU pods scheduled there fail the same way.",))
     if status.get("phase") in ("Failed", "Succeeded") and state != "terminated":
         return _failed_without_running(pod, node, gpus)
     return None

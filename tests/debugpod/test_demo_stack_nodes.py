@@ -29,6 +29,7 @@ def test_debug_on_a_gpu_operator_node_without_its_runtime_fails_with_the_kubelet
     assert "no GPU health problems found" not in out and "✓" not in out
     assert f"node {STACK_NODE} has no container runtime handler for RuntimeClass nvidia" in out
     assert 'no runtime for "nvidia" is configured' in out
+    assert f"gputui diagnose node/{STACK_NODE}" in out  # where the cause is named, not only "retry"
 
 
 def test_debug_on_the_gke_node_with_a_driver_mismatch_says_so(

@@ -14,6 +14,7 @@ from diagnostics.pod_events import PodScheduling, clip, event_evidence, events_n
 from diagnostics.pod_fit import LIMIT, FitReason, PodFit, PoolFit, qty
 from diagnostics.records import NodePool, Pod, is_accelerator
 from diagnostics.registry import check
+from diagnostics.relations import karpenter_ignores
 from diagnostics.snapshot import Snapshot
 
 
@@ -40,6 +41,8 @@ def nodepool_gpu_limit_reached(snap: Snapshot) -> Iterator[Finding | int]:
     blocked_by: dict[str, list[_Blocked]] = {}
     for t, pf in placeable(snap)[1]:
         pod, sched = t.pod, t.sched
+        if karpenter_ignores(t):
+            continue  # Provisioner.Validate rejected it (its volumes, a restricted label): no limit is why it waits
         by_model = _limit_blocked(snap, pf)
         said = [f for f in (sched.karpenter_msg.fragments if sched.karpenter_msg and sched.karpenter_current
                             else ()) if f.kind in (LIMITS, NODE_LIMITS)]

@@ -22,14 +22,18 @@ from diagnostics.pod_fit import (
     ACCELERATOR,
     AVOIDS_KARPENTER,
     LIMIT,
+    NODEPOOL_LABEL,
     NOT_READY,
     REQUIREMENTS,
     STATIC,
     PodFit,
     accel_text,
+    avoids_karpenter,
+    karpenter_rejects,
 )
 from diagnostics.records import Event, Pod, is_accelerator
 from diagnostics.registry import check
+from diagnostics.relations import karpenter_ignores
 from diagnostics.snapshot import Snapshot
 from diagnostics.workloads import Workload, owner_workload
 
@@ -48,6 +52,8 @@ class _Group:
     workload: Workload | None = None
     refs: list[ObjectRef] = field(default_factory=list)
     """The refs of `pods`."""
+    ignored: str = ""
+    """relations.karpenter_ignores: why Karpenter launches nothing for these pods ('' when it would)."""
 
 
 @check(code="GT402", slug="pod-no-nodepool-fits", title="Every pending GPU pod has a NodePool that can serve it",
@@ -66,7 +72,10 @@ def pod_no_nodepool_fits(snap: Snapshot) -> Iterator[Finding | int]:
     Fix:
     Make the pod and one NodePool agree: widen that NodePool's requirements (GPU instance
     families, sizes with enough GPUs), add the label the pod selects on to the NodePool's
-    `spec.template.metadata.labels`, or fix the pod's selector. Causes owned by other checks
+    `spec.template.metadata.labels`, or fix the pod's selector. A pod Karpenter ignores (pinned
+    by kubernetes.io/hostname or matchFields, a karpenter.sh label, `karpenter.sh/nodepool
+    DoesNotExist`, a PVC its validation rejects) is told why and what can help instead: the
+    node it is pinned to, its own spec, its volumes. Causes owned by other checks
     (taints: GT401, limits: GT105, NodePool/NodeClass not Ready: GT101-GT103/GT106, capacity:
     GT104, a node already on its way: GT404) are reported there instead.
     """
@@ -80,18 +89,20 @@ def pod_no_nodepool_fits(snap: Snapshot) -> Iterator[Finding | int]:
         if pod.ref in mismatched:
             continue
         karpenter_only = False
+        ignored = karpenter_ignores(t)
         if pf.servable:
             ice = capacity_errors(snap) if ice is None else ice
             if not _karpenter_disagrees(snap, pf, sched, ice):
                 continue
             karpenter_only = True
-        elif _explained_elsewhere(snap, pf):
-            continue
+        elif _explained_elsewhere(snap, pf) and not (ignored and not pf.taint_only()[1]):
+            continue  # a pod Karpenter ignores waits on no NodePool's limit or readiness: only a node's taint
         wl = t.workload
-        key = (wl.ref, _signature(snap, pf), karpenter_only, _accel_sig(pod))
+        key = (wl.ref, _signature(snap, pf), karpenter_only, _accel_sig(pod), ignored)
         g = groups.get(key)
         if g is None:
-            g = groups[key] = _Group(fit=pf, sched=sched, karpenter_only=karpenter_only, workload=wl)
+            g = groups[key] = _Group(fit=pf, sched=sched, karpenter_only=karpenter_only, workload=wl,
+                                     ignored=ignored)
         g.pods.append(pod)
         g.refs.append(t.ref)
     for g in groups.values():
@@ -165,7 +176,10 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
     who = f"{pod.namespace}/{pod.name} ({accel_text(pod.requests)})"
     severity = None
     km = g.sched.karpenter_msg
-    if g.karpenter_only and km is not None:
+    ignored = _ignored(pod, g.ignored) if g.ignored else None
+    if ignored is not None and ignored.kind != _OPTED_OUT:
+        title = f"{who}: Karpenter ignores it{ignored.short}{more}"
+    elif g.karpenter_only and km is not None:
         title = f"{who}: Karpenter cannot launch a node for it: {_karpenter_summary(km)}{more}"
     elif not pf.pools:
         title = f"{who} is pending and no NodePool exists to launch a node for it{more}"
@@ -195,8 +209,93 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
                                                          lambda: tuple(p.pool.ref for p in pf.pools)))
     if wl.kind != "Pod":
         related.append(wl.ref)
-    return Finding(subject=pod.ref, title=title, evidence=tuple(ev), remediation=_remedy(pod, pf, wl, g),
+    remedy = _ignored_remedy(pod, wl, ignored) if ignored is not None else _remedy(pod, pf, wl, g)
+    return Finding(subject=pod.ref, title=title, evidence=tuple(ev), remediation=remedy,
                    related=tuple(related), severity=severity)
+
+
+_OPTED_OUT = "opted-out"
+_HOSTNAME = "hostname"
+_MATCH_FIELDS = "match-fields"
+_LABEL = "restricted-label"
+_REJECTED = "rejected"
+HOSTNAME = "kubernetes.io/hostname"
+
+
+@dataclass(frozen=True)
+class _Ignored:
+    """Why Karpenter ignores a pod, in the words the finding uses."""
+
+    kind: str
+    short: str
+    """Title clause after `Karpenter ignores it`."""
+    why: str
+    nodes: tuple[str, ...] = ()
+    """Existing nodes the pod is pinned to (kubernetes.io/hostname or matchFields metadata.name values)."""
+    key: str = ""
+
+
+def _ignored(pod: Pod, why: str) -> _Ignored:
+    """Classify relations.karpenter_ignores' reason by what the pod asks (Provisioner.Validate's checks)."""
+    if avoids_karpenter(pod):
+        return _Ignored(_OPTED_OUT, "", why)
+    terms = [*pod.required_affinity]
+    selected = [v for k, v in pod.node_selector.items() if k == HOSTNAME]
+    if why.startswith("matchFields"):
+        names = tuple(dict.fromkeys(v for t in terms for r in t if r.key == "field:metadata.name" for v in r.values))
+        return _Ignored(_MATCH_FIELDS, f" (pinned by matchFields to {', '.join(names) or 'existing nodes'}) and no "
+                        "existing node can take it", why, names)
+    if karpenter_rejects(pod) == why:
+        if f"requires {HOSTNAME}," in why:
+            names = tuple(dict.fromkeys([*selected, *(v for t in terms for r in t if r.key == HOSTNAME
+                                                      for v in r.values)]))
+            return _Ignored(_HOSTNAME, f" (pinned by {HOSTNAME} to {', '.join(names) or 'a node'}) and no existing "
+                            "node can take it", why, names, HOSTNAME)
+        key = why.removeprefix("the pod requires ").split(",", 1)[0]
+        return _Ignored(_LABEL, f" (requires {key}) and no existing node can take it", why, key=key)
+    return _Ignored(_REJECTED, f": {clip(why, 160)}", why)
+
+
+def _ignored_remedy(pod: Pod, wl: Workload, ig: _Ignored) -> Remediation:
+    """Why Karpenter will not act and what can: the pinned nodes, the pod's own spec, its volumes. No NodePool
+    change (requirements, limits, readiness) makes Karpenter launch for a pod it ignores."""
+    target = f"{wl.kind} {wl.namespace}/{wl.name}" if wl.kind != "Pod" else "the pod"
+    cmds = [f"kubectl -n {pod.namespace} describe pod {pod.name}"]
+    spec_cmd = (f"kubectl -n {wl.namespace} get {wl.resource} {wl.name} -o jsonpath="
+                "'{..nodeSelector}{\"\\n\"}{..affinity.nodeAffinity}'" if wl.kind != "Pod" else
+                f"kubectl -n {pod.namespace} get pod {pod.name} -o jsonpath='{{.spec.nodeSelector}}{{.spec.affinity}}'")
+    head = "Karpenter will not launch a node for this pod"
+    nodes = ", ".join(ig.nodes)
+    if ig.kind == _OPTED_OUT:
+        text = (f"{head}: the pod opts out of Karpenter ({NODEPOOL_LABEL} DoesNotExist), so no NodePool change "
+                f"helps. It needs a node outside Karpenter with free GPUs, or drop that affinity from {target} so "
+                "Karpenter can launch for it.")
+        cmds += ["kubectl get nodes -l '!karpenter.sh/nodepool' -o wide", spec_cmd]
+    elif ig.kind in (_HOSTNAME, _MATCH_FIELDS):
+        how = (f"pins it with {HOSTNAME} ({nodes}), a label Karpenter does not launch for (\"using label {HOSTNAME} "
+               "is not allowed as it might interfere with the internal provisioning logic\")" if ig.kind == _HOSTNAME
+               else f"pins it to existing nodes with matchFields (metadata.name: {nodes}), which Karpenter does not "
+                    "launch for (\"node selector term with matchFields is not supported\")")
+        instead = ("labels a NodePool gives its nodes (karpenter.sh/nodepool, karpenter.k8s.aws/instance-gpu-name)"
+                   if ig.kind == _HOSTNAME else "matchExpressions on node labels")
+        text = (f"{head}: {target} {how}, so no NodePool change helps. It can only run on "
+                f"{nodes or 'the node it names'}: make room there (a free GPU, the node Ready and schedulable), or "
+                f"pin {target} with {instead} instead so Karpenter can launch a node for it.")
+        cmds += [f"kubectl describe node {n}" for n in ig.nodes[:3]] + [spec_cmd]
+    elif ig.kind == _LABEL:
+        text = (f"{head}: {target} requires {ig.key}, a label in Karpenter's own domain that it does not launch for "
+                f"(\"using label {ig.key} is not allowed as it might interfere with the internal provisioning "
+                f"logic\"), so no NodePool change helps. Remove it from {target}'s nodeSelector/affinity "
+                f"({NODEPOOL_LABEL} and karpenter.sh/capacity-type are the karpenter.sh labels it launches for).")
+        cmds.append(spec_cmd)
+    else:
+        volume = any(w in ig.why.lower() for w in ("pvc", "persistentvolume"))
+        text = (f"{head}: Karpenter rejected it (\"{clip(ig.why, 200)}\"), so no NodePool change helps. Fix what "
+                "that names first" + (": the pod's PersistentVolumeClaims (a StorageClass for an unbound claim, a "
+                                      "PersistentVolume that exists, a claim not being deleted)." if volume else "."))
+        if volume:
+            cmds.append(f"kubectl -n {pod.namespace} get pvc")
+    return Remediation(text, tuple(dict.fromkeys(cmds)))
 
 
 def _clauses(pf: PodFit) -> str:

@@ -253,7 +253,7 @@ PVC_SCHEDULER = ("0/5 nodes are available: pod has unbound immediate PersistentV
                  "are available: 5 Preemption is not helpful for scheduling.")
 
 
-def test_a_pod_karpenter_rejects_for_its_volume_is_not_explained_by_a_full_pool() -> None:
+def test_a_pod_karpenter_rejects_for_its_volume_is_explained_by_that_not_by_a_full_pool() -> None:
     # volumetopology.go ValidatePersistentVolumeClaims fails Provisioner.Validate: Karpenter ignores the pod and
     # says why in a FailedScheduling event; kube-scheduler's VolumeBinding PreFilter rejects it before any node
     # is looked at ("0/N nodes are available: <PreFilterMsg>.", FitError.Error).
@@ -263,8 +263,11 @@ def test_a_pod_karpenter_rejects_for_its_volume_is_not_explained_by_a_full_pool(
         event("e2", "FailedScheduling", PVC_SCHEDULER, source="default-scheduler"))
     c = all_candidates(snap)[POD][1]
     assert c.pools == frozenset() and c.nodes == frozenset()
-    assert not any(f.check == "nodepool-gpu-limit-reached" and POD in f.explains for f in report.findings)
-    assert v.verdict == UNDETERMINED and v.floor == Severity.WARNING
+    assert not any(f.check == "nodepool-gpu-limit-reached" for f in report.findings)  # not even elsewhere
+    # What Karpenter said is the pod's own finding (GT402, as when the pool has room): fix the volume.
+    rc = root_cause(report, POD)
+    assert rc is not None and (rc.code, rc.subject) == ("GT402", POD) and v.root_cause == rc
+    assert "unbound pvc must define a storage class" in rc.title and "spec.limits" not in rc.remediation.text
     assert any("unbound pvc must define a storage class" in m for m in v.messages)
     assert any("pod has unbound immediate PersistentVolumeClaims" in m for m in v.messages)
 

@@ -149,3 +149,11 @@ def test_sizes_pinned_by_the_pool_requirements_count() -> None:
     assert big != P4D.replace("values: [p4d]", "values: [g5]")
     (f,) = _run(big, NODECLASS, pod(tolerations=TOLERATES)).findings
     assert "(g5.48xlarge: 8)" in f.title
+
+
+def test_a_pod_karpenter_ignores_is_not_blocked_by_the_limit() -> None:
+    # Provisioner.Validate rejected the pod for its volume: Karpenter never gets to the pool's limit for it.
+    msg = ("Failed to schedule pod, unbound pvc must define a storage class "
+           "(PersistentVolumeClaim=ml/data-trainer-0, StorageClass=)")
+    assert _run(FULL, NODECLASS, pod(tolerations=TOLERATES),
+                event("e1", "FailedScheduling", msg)).status is CheckStatus.PASSED

@@ -276,3 +276,79 @@ def test_a_limit_karpenter_reports_on_the_fitting_pool_is_left_to_gt105() -> Non
                         'karpenter.sh/nodepool In [gpu]')
     (f,) = _run(*POOLS, pod(tolerations=TOLERATES), event("e1", "FailedScheduling", other)).findings
     assert "Karpenter cannot launch a node for it" in f.title
+
+
+# --- pods Karpenter ignores: no NodePool change helps, so none is suggested ---------------------------------
+#
+# kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go Provisioner.Validate: a pod that
+# requires karpenter.sh/nodepool DoesNotExist, a restricted label (kubernetes.io/hostname, the karpenter.sh
+# domain), matchFields in any required term, or whose PVCs fail ValidatePersistentVolumeClaims is ignored
+# whatever the NodePools say ("ignoring pod"); widening requirements or raising limits changes nothing.
+
+FULL = GPU_POOL.replace('nodes: "1", nvidia.com/gpu: "1"}', 'nodes: "4", nvidia.com/gpu: "16"}')
+NODEPOOL_ADVICE = ("widen", "spec.limits", "Allow instance types", "Make Deployment")
+
+
+def _no_nodepool_advice(f) -> None:  # type: ignore[no-untyped-def]
+    assert not any(w in f.remediation.text for w in NODEPOOL_ADVICE), f.remediation.text
+    assert not any(c.startswith("kubectl get nodepool") for c in f.remediation.commands), f.remediation.commands
+
+
+def test_a_hostname_pinned_pod_is_told_why_karpenter_will_not_act_and_where_it_can_run() -> None:
+    pinned = pod(tolerations=TOLERATES, node_selector="  nodeSelector: {kubernetes.io/hostname: ip-10-0-99-1.ec2.internal}\n")
+    for pools in ((GPU_POOL, CPU_POOL), (FULL, CPU_POOL)):
+        (f,) = _run(*pools, NODECLASS, pinned).findings
+        assert f.title.startswith("ml/trainer-7c9d8f6b5-x2x7k (nvidia.com/gpu: 1): Karpenter ignores it")
+        assert "kubernetes.io/hostname" in f.title
+        assert f.remediation.text.startswith("Karpenter will not launch a node for this pod")
+        assert "ip-10-0-99-1.ec2.internal" in f.remediation.text and "Deployment ml/trainer" in f.remediation.text
+        assert "kubectl describe node ip-10-0-99-1.ec2.internal" in f.remediation.commands
+        _no_nodepool_advice(f)
+
+
+def test_a_pod_pinned_by_match_fields_is_told_to_use_labels() -> None:
+    affinity = """  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchFields: [{key: metadata.name, operator: In, values: [ip-10-0-99-1.ec2.internal]}]
+"""
+    (f,) = _run(FULL, CPU_POOL, NODECLASS, pod(tolerations=TOLERATES, affinity=affinity)).findings
+    assert "matchFields" in f.title and "Karpenter ignores it" in f.title
+    assert "matchExpressions" in f.remediation.text and "ip-10-0-99-1.ec2.internal" in f.remediation.text
+    assert "kubectl describe node ip-10-0-99-1.ec2.internal" in f.remediation.commands
+    _no_nodepool_advice(f)
+
+
+def test_a_pod_requiring_a_karpenter_sh_label_is_told_to_drop_it() -> None:
+    p = pod(tolerations=TOLERATES, node_selector="  nodeSelector: {karpenter.sh/initialized: 'true'}\n")
+    (f,) = _run(*POOLS, p).findings
+    assert "karpenter.sh/initialized" in f.remediation.text and "Karpenter will not launch" in f.remediation.text
+    _no_nodepool_advice(f)
+
+
+def test_a_pod_opting_out_of_karpenter_is_not_told_to_raise_a_limit() -> None:
+    affinity = """  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [{key: karpenter.sh/nodepool, operator: DoesNotExist}]
+"""
+    for pools in ((FULL, CPU_POOL), (CPU_POOL,)):
+        (f,) = _run(*pools, NODECLASS, pod(tolerations=TOLERATES, affinity=affinity)).findings
+        assert f.severity is Severity.WARNING and "opts out of Karpenter" in f.remediation.text
+        _no_nodepool_advice(f)
+
+
+PVC_KARPENTER = ("Failed to schedule pod, unbound pvc must define a storage class "
+                 "(PersistentVolumeClaim=ml/data-trainer-0, StorageClass=)")
+
+
+def test_a_pod_karpenter_rejects_for_its_volume_is_told_to_fix_the_volume() -> None:
+    # Karpenter's FailedScheduling carries the Validate error (PodFailedToScheduleEvent); the pool fits.
+    (f,) = _run(*POOLS, pod(tolerations=TOLERATES), event("e1", "FailedScheduling", PVC_KARPENTER)).findings
+    assert "Karpenter ignores it: unbound pvc must define a storage class" in f.title
+    assert "unbound pvc must define a storage class" in f.remediation.text
+    assert "kubectl -n ml get pvc" in f.remediation.commands
+    assert "daemonset overhead" not in f.remediation.text
+    _no_nodepool_advice(f)

@@ -135,3 +135,24 @@ def test_the_scoped_read_finds_what_the_whole_lists_find(name: str, cluster: tup
         out.append((data["verdict"], data["summary"].get("root_cause"),
                     sorted((f["check"], f["subject"]) for f in data["findings"])))
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("hostname-0", "kubectl describe node ip-10-0-200-1.ec2.internal"),
+    ("volume-0", "get pvc"),
+])
+def test_a_pod_karpenter_ignores_is_not_told_to_change_a_nodepool(name: str, says: str, cluster: tuple[Path, str],
+                                                                  capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # Provisioner.Validate ignores both pods: the fix is the pinned node or the volume, never a NodePool.
+    cfg, ns = cluster
+    _code, out = _diagnose(cfg, f"pod/{ns}/{name}", capsys, monkeypatch, "-o", "json")
+    own = [f for f in json.loads(out)["findings"] if f["check"] == "pod-no-nodepool-fits"
+           and f["subject"] == f"pod/{ns}/{name}"]
+    assert len(own) == 1, own
+    rem = own[0]["remediation"]
+    assert rem["text"].startswith("Karpenter will not launch a node for this pod")
+    assert "spec.limits" not in rem["text"] and "widen" not in rem["text"]
+    assert any(says in c for c in rem["commands"]) and not any("nodepool" in c.split()[:3] for c in rem["commands"])
+    _code, text = _diagnose(cfg, f"pod/{ns}/{name}", capsys, monkeypatch)
+    assert "Karpenter will not launch a node for this pod" in " ".join(text.split())

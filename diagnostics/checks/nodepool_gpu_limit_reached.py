@@ -143,8 +143,8 @@ def _finding(snap: Snapshot, pool: NodePool, blocked: list[_Blocked]) -> Finding
     n = len(pods)
     podword = "pod" if n == 1 else "pods"
     r = (full or exhausted or [""])[0]
-    launch = _smallest_launch(blocked, r) if r and not full else None
-    if launch is not None:
+    launch = _smallest_launch(blocked, r) if r else None
+    if launch is not None and not full:
         it = f"{launch.launch}: {launch.adds:g}" if launch.launch else f"{launch.adds:g}"
         title = (f"NodePool {pool.name} has {qty(r, pool.limits[r] - usage[r])} {r} left under its limit "
                  f"({qty(r, usage[r])}/{qty(r, pool.limits[r])}), fewer than the smallest instance type it can launch "

@@ -157,3 +157,12 @@ def test_a_pod_karpenter_ignores_is_not_blocked_by_the_limit() -> None:
            "(PersistentVolumeClaim=ml/data-trainer-0, StorageClass=)")
     assert _run(FULL, NODECLASS, pod(tolerations=TOLERATES),
                 event("e1", "FailedScheduling", msg)).status is CheckStatus.PASSED
+
+
+def test_a_pool_at_its_limit_is_raised_by_a_whole_instance() -> None:
+    # At 16/16 in a p4d-only pool, one more 1-GPU pod needs room for a p4d.24xlarge: 24, not 17.
+    full = P4D.replace('nvidia.com/gpu: "20"}', 'nvidia.com/gpu: "16"}')
+    (f,) = _run(full, NODECLASS, pod(tolerations=TOLERATES)).findings
+    assert f.title.startswith("NodePool gpu is at its nvidia.com/gpu limit (16/16)")
+    assert any('"limits":{"nvidia.com/gpu":"24"}' in c for c in f.remediation.commands)
+    assert "16 in use + 8 for p4d.24xlarge" in f.remediation.text

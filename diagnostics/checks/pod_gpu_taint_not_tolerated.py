@@ -13,7 +13,7 @@ from diagnostics.pod_events import PodScheduling, event_evidence, events_note
 from diagnostics.pod_fit import NodeFit, PodFit, PoolFit, accel_text
 from diagnostics.records import Pod, Taint
 from diagnostics.registry import check
-from diagnostics.relations import pods_read_on
+from diagnostics.relations import karpenter_ignores, pods_read_on
 from diagnostics.snapshot import Snapshot
 from diagnostics.workloads import (
     Workload,
@@ -65,6 +65,8 @@ def pod_gpu_taint_not_tolerated(snap: Snapshot) -> Iterator[Finding | int]:
         if pf.servable:
             continue
         only = _taint_only(snap, pf)
+        if only is not None and only.pools and karpenter_ignores(t):
+            only = _nodes_only(only)  # Karpenter launches nothing for it: a pool's taint is not why it waits
         if only is None:
             continue
         wl = t.workload
@@ -106,6 +108,14 @@ def _taint_only(snap: Snapshot, pf: PodFit) -> _TaintOnly | None:
         return _TaintOnly(pools, nodes, taints, key, tuple(n.node.ref for n in nodes))
 
     return _TAINT_ONLY.get(snap.index, id(pf), (pf,), compute)
+
+
+def _nodes_only(only: _TaintOnly) -> _TaintOnly | None:
+    """`only` without its NodePools (None when no node is left)."""
+    if not only.nodes:
+        return None
+    taints = list(dict.fromkeys(t for n in only.nodes for r in n.reasons for t in r.taints))
+    return _TaintOnly([], only.nodes, taints, (tuple(str(t) for t in taints), (), only.key[2]), only.node_refs)
 
 
 def _finding(snap: Snapshot, g: _Group) -> Finding:

@@ -252,3 +252,16 @@ def test_a_node_whose_pods_were_not_read_is_not_said_to_be_free() -> None:
                      pods_read_on=frozenset())
     node_ev = next(e for e in run(scoped, only=CHECK).findings[0].evidence if e.path == "spec.taints")
     assert "has free" not in node_ev.note and "its pods were not read" in node_ev.note
+
+
+def test_a_pod_karpenter_ignores_is_not_told_to_tolerate_a_nodepool_taint() -> None:
+    # Provisioner.Validate rejected the pod for its PVC (its FailedScheduling event says so): a toleration for the
+    # GPU pool's taint launches nothing for it. GT402 names the volume instead.
+    msg = ("Failed to schedule pod, unbound pvc must define a storage class "
+           "(PersistentVolumeClaim=ml/data-trainer-0, StorageClass=)")
+    snap = snapshot(*POOLS, POD, event("e1", "FailedScheduling", msg))
+    (gt401,) = run(snap, only=CHECK).results
+    assert gt401.status is CheckStatus.PASSED
+    (gt402,) = run(snap, only=["pod-no-nodepool-fits"]).results
+    (f,) = gt402.findings
+    assert "unbound pvc must define a storage class" in f.title

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from diagnostics.carry import CARRIED, Generations
 from diagnostics.model import ObjectRef
 from diagnostics.pod_events import PodScheduling, Waiting, scheduling, waiting_on
-from diagnostics.pod_fit import YOUNG_SECONDS, PodFit, fit, ignored_whenever
+from diagnostics.pod_fit import YOUNG_SECONDS, PodFit, fit, ignored_whenever, spec_rejected
 from diagnostics.pod_shape import Shape, pod_shape
 from diagnostics.records import Pod
 from diagnostics.snapshot import Snapshot
@@ -34,6 +34,8 @@ class Triage:
     ref: ObjectRef
     workload: Workload
     """owner_workload(pod): what to edit (checks group pending pods by it)."""
+    rejected: str
+    """pod_fit.spec_rejected: why Karpenter's validation rejects the pod's own spec, '' if it does not."""
 
 
 _TRIAGE: Generations[Triage] = Generations()
@@ -51,7 +53,7 @@ def triage(snap: Snapshot) -> list[Triage]:
         def compute() -> Triage:
             sched = scheduling(snap, pod)
             return Triage(pod, sched, waiting_on(snap, pod, sched), pod_shape(snap, pod), pod.is_daemonset,
-                          ignored_whenever(pod), pod.ref, owner_workload(pod))
+                          ignored_whenever(pod), pod.ref, owner_workload(pod), spec_rejected(pod))
 
         return _TRIAGE.of(idx, pod, (events, src["nodes"], src["nodeclaims"], events_ok), compute)
 

@@ -163,6 +163,15 @@ def avoids_karpenter(pod: Pod) -> bool:
     return any(r.key == NODEPOOL_LABEL and r.operator == "DoesNotExist" for t in terms for r in t)
 
 
+def spec_rejected(pod: Pod) -> str:
+    """Why Provisioner.Validate rejects the pod for its own spec ('' if it does not): it opts out
+    (validateKarpenterManagedLabelCanExist), or karpenter_rejects' restricted labels and matchFields.
+    Reads pod.obj (the preferred terms): callers keep the answer while the pod is unchanged (pending.Triage)."""
+    if avoids_karpenter(pod):
+        return f"it requires {NODEPOOL_LABEL} DoesNotExist (configured to not run on a Karpenter provisioned node)"
+    return karpenter_rejects(pod)
+
+
 def _heaviest_preference(pod: Pod) -> tuple[Requirement, ...]:
     """The matchExpressions of the pod's heaviest preferredDuringScheduling node affinity term (Karpenter
     treats it as required until it relaxes it)."""

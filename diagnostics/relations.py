@@ -24,17 +24,7 @@ from diagnostics.model import CheckResult, CheckStatus, Finding, Impact, ObjectR
 from diagnostics.node_health import node_gpu_total
 from diagnostics.pending import Triage, triage
 from diagnostics.pod_events import PodScheduling
-from diagnostics.pod_fit import (
-    BLOCKING_EFFECTS,
-    LIMIT,
-    NODEPOOL_LABEL,
-    NOT_READY,
-    avoids_karpenter,
-    fit,
-    is_lifecycle_taint,
-    karpenter_rejects,
-    scheduling_gates,
-)
+from diagnostics.pod_fit import BLOCKING_EFFECTS, LIMIT, NOT_READY, fit, is_lifecycle_taint, scheduling_gates
 from diagnostics.pool_accelerators import FAMILIES, accelerators_for, base_resource
 from diagnostics.records import Node, NodeClaim, Pod, accelerator_total, accelerators, tolerates_all
 from diagnostics.snapshot import Snapshot
@@ -304,13 +294,8 @@ def karpenter_ignores(t: Triage) -> str:
     Provisioner.Validate: `karpenter.sh/nodepool DoesNotExist`, a restricted label or matchFields in its
     requirements, or the Validate error Karpenter put in its FailedScheduling event (PVCs, requirements).
     """
-    if t.ignored:
-        return t.ignored
-    if avoids_karpenter(t.pod):
-        return f"it requires {NODEPOOL_LABEL} DoesNotExist (configured to not run on a Karpenter provisioned node)"
-    rejected = karpenter_rejects(t.pod)
-    if rejected:
-        return rejected
+    if t.ignored or t.rejected:
+        return t.ignored or t.rejected
     if karpenter_rejected(t.sched) and t.sched.karpenter_msg is not None:
         raw = t.sched.karpenter_msg.raw
         for prefix in ("Failed to schedule pod, ", "Could not schedule pod, "):

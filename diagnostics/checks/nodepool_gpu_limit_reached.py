@@ -183,8 +183,10 @@ def _finding(snap: Snapshot, pool: NodePool, blocked: list[_Blocked]) -> Finding
     ev.extend(events_note(snap))
     new_limits = {}
     for r, lim in pool.limits.items():
-        if r in needs and (r == "nodes" or is_accelerator(r) or usage[r] + needs[r] > lim):
-            new_limits[r] = _fmt(math.ceil(max(lim, usage[r] + needs[r])))
+        # Only a value above the limit: when Karpenter alone says "exceed limits" (status.resources lagging,
+        # a type gputui has no table for), the same limit again would be a patch that changes nothing.
+        if r in needs and math.ceil(usage[r] + needs[r]) > lim:
+            new_limits[r] = _fmt(math.ceil(usage[r] + needs[r]))
     cmds = []
     if new_limits:
         patch = json.dumps({"spec": {"limits": new_limits}}, separators=(",", ":"))

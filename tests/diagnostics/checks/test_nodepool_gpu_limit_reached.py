@@ -55,6 +55,8 @@ def test_pre_v15_event_alone_is_enough() -> None:
     assert f.title == ("NodePool gpu: Karpenter says its limits leave no room for any instance type; "
                        "1 pending GPU pod blocked")
     assert any(e.value == msg for e in f.evidence)
+    # gputui sees room for the pod's 1 GPU: it cannot say how far to raise, and never patches the limit to 16 again.
+    assert not any(c.startswith("kubectl patch") for c in f.remediation.commands)
 
 
 def test_limit_of_another_pool_in_the_event_does_not_count() -> None:

@@ -40,6 +40,10 @@ def _show(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
+def _marker(cut: int) -> str:
+    return f"… [{cut} more characters]"
+
+
 def visible(value: Any, *, limit: int | None = DEFAULT_LIMIT, newlines: bool = False) -> str:
     """`value` as text a terminal shows but never interprets.
 
@@ -53,12 +57,14 @@ def visible(value: Any, *, limit: int | None = DEFAULT_LIMIT, newlines: bool = F
     """
     text = "" if value is None else value if isinstance(value, str) else str(value)
     cut = 0
-    if limit is not None and len(text) > limit:
+    if limit is not None and len(text) - limit > len(_marker(len(text) - limit)):
+        # Cut only when the marker is shorter than what it hides ("node-typ… [3 more characters]"
+        # hid three characters behind twenty-one).
         cut = len(text) - limit
         text = text[:limit]
     text = (_UNSAFE_KEEP_NL if newlines else _UNSAFE_ONE_LINE).sub(_show, text)
     if cut:
-        text += f"… [{cut} more characters]"
+        text += _marker(cut)
     return text
 
 

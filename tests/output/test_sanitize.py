@@ -31,7 +31,9 @@ def test_long_text_is_cut_with_a_marker() -> None:
     out = visible("x" * 100_000, limit=50)
     assert out == "x" * 50 + "… [99950 more characters]"
     # the cut happens before escaping, so an escape is never split in half
-    assert visible("\x1b" * 10, limit=3) == "\\x1b" * 3 + "… [7 more characters]"
+    assert visible("\x1b" * 40, limit=3) == "\\x1b" * 3 + "… [37 more characters]"
+    # a marker longer than what it would hide is not worth it: the text stays whole
+    assert visible("node-type-abc", limit=10) == "node-type-abc"
     assert len(one_line("evil\n" * 20_000)) < 300 and "\n" not in one_line("evil\n" * 20_000)
 
 

@@ -210,17 +210,19 @@ def _finding(snap: Snapshot, facts: MetricFacts, resolver: NodeResolver, g: _Gpu
     ev += absence_evidence(facts, ROW_REMAP_FAILURE, ref, "a failed row remap in the week cannot be seen")
     ev += absence_evidence(facts, UNCORRECTABLE_REMAPPED_ROWS, ref, "growing uncorrectable memory cannot be seen")
     ev += absence_evidence(facts, RETIRED_DBE, ref, "pages retired again and again (GPUs before Ampere) cannot be seen")
-    serial = g.labels.uuid or f"GPU {g.labels.index}"
+    index = f"GPU {g.labels.index}" if g.labels.index else ""
+    serial = f"{index} ({g.labels.uuid})" if index and g.labels.uuid else g.labels.uuid or index
+    """A UUID already reads GPU-...: `GPU 7 (GPU-6f9c...)`, never `GPU GPU-6f9c...`."""
     ev.append(Evidence.field(ref, "thresholds", f">= {MIN_EVENTS} occurrences of Xid "
                              f"{'/'.join(str(x) for x in sorted(RMA_XIDS))} at least a day apart or on two nodes, "
                              f"within {in_words(RMA_WINDOW)}", note="gpu-rma-candidate's parameters"))
     cloud = snap.index.node.get(node)
     in_cloud = cloud is not None and cloud.provider_id.startswith(("aws://", "gce://", "azure://"))
     if in_cloud:
-        text = (f"Drain {node} and replace it; report the instance, GPU {serial} and this history to the cloud "
+        text = (f"Drain {node} and replace it; report the instance, {serial} and this history to the cloud "
                 "provider so the host is retired (a new node may otherwise land on the same faulty GPU).")
     else:
-        text = (f"Drain {node}, take GPU {serial} out of service and open an RMA with the vendor: give its serial "
+        text = (f"Drain {node}, take {serial} out of service and open an RMA with the vendor: give its serial "
                 "number (nvidia-smi --query-gpu=index,uuid,serial --format=csv) and an nvidia-bug-report.sh.")
     commands = drain_commands(snap, node) + (replace_commands(snap, node) if in_cloud else ()) + (
         f"gputui debug node/{node}",)

@@ -33,6 +33,9 @@ def test_xid_79_on_three_days_is_an_rma_candidate_with_its_history(diagnose: Cal
     assert "kubectl delete nodeclaim gpu-ondemand-r2d2x" in f.remediation.commands
     assert f"kubectl drain {REPEAT} --ignore-daemonsets --delete-emptydir-data" in f.remediation.commands
     assert "cloud provider" in f.remediation.text
+    # The UUID already starts with GPU-: the fix names the GPU as the title does, not "GPU GPU-100220-0002".
+    assert "report the instance, GPU 2 (GPU-100220-0002) and this history" in f.remediation.text
+    assert "GPU GPU-" not in f.remediation.text
 
 
 def test_same_gpu_under_a_replaced_node_is_one_gpu(diagnose: Callable[..., Report]) -> None:
@@ -59,6 +62,7 @@ def test_memory_it_cannot_repair(diagnose: Callable[..., Report]) -> None:
     assert pages.note == "retired pages (double-bit ECC) changed more than once"
     # Not in the cluster and no cloud providerID: the vendor RMA route.
     assert "open an RMA with the vendor" in found[REMAP].remediation.text
+    assert "GPU GPU-" not in found[REMAP].remediation.text
 
 
 def test_one_failure_or_application_xids_are_not_candidates(diagnose: Callable[..., Report]) -> None:

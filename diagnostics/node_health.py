@@ -30,6 +30,7 @@ from diagnostics.records import (
 )
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
 from diagnostics.timeutil import human_age
+from diagnostics.wording import counted, noun
 
 MESSAGE_LIMIT = 300
 """Evidence carries at most this many characters of a message (Karpenter itself truncates to 300)."""
@@ -147,18 +148,20 @@ class BlastRadius:
         if not self.known:
             return "unknown workload (pods not readable)"
         total = f" of {self.gpus_total:g}" if self.gpus_total else ""
+        idle = f" ({counted(self.gpus_total, 'GPU')} idle)" if self.gpus_total else ""
         if not self.pods:
-            return "no workload pods" + (f" ({self.gpus_total:g} GPUs idle)" if self.gpus_total else "")
-        gpu = (f", {len(self.gpu_pods)} GPU pod(s) holding {self.gpus_in_use:g}{total} GPUs"
-               if self.gpu_pods else f", no GPU pods{f' ({self.gpus_total:g} GPUs idle)' if self.gpus_total else ''}")
-        return f"{len(self.pods)} pod(s){gpu}"
+            return "no workload pods" + idle
+        held = noun(self.gpus_total or self.gpus_in_use, "GPU")
+        gpu = (f", {counted(len(self.gpu_pods), 'GPU pod')} holding {self.gpus_in_use:g}{total} {held}"
+               if self.gpu_pods else f", no GPU pods{idle}")
+        return f"{counted(len(self.pods), 'pod')}{gpu}"
 
     @property
     def refs(self) -> tuple[ObjectRef, ...]:
         return tuple(p.ref for p in self.gpu_pods) + tuple(p.ref for p in self.pods if p not in self.gpu_pods)
 
     def names(self, limit: int = 8) -> list[str]:
-        shown = [f"{p.namespace}/{p.name}" + (f" ({p.gpus:g} GPU)" if p.gpus else "")
+        shown = [f"{p.namespace}/{p.name}" + (f" ({counted(p.gpus, 'GPU')})" if p.gpus else "")
                  for p in (list(self.gpu_pods) + [p for p in self.pods if p not in self.gpu_pods])]
         return shown[:limit] + ([f"... {len(shown) - limit} more"] if len(shown) > limit else [])
 

@@ -25,6 +25,7 @@ from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
 from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age, parse_go_duration
+from diagnostics.wording import counted
 
 GRACE_SECONDS = 300.0
 """Time Karpenter may take after consolidateAfter (polling, simulation, validation) before we call it stuck."""
@@ -146,7 +147,7 @@ def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Fa
     what = "idle" if not facts.requested else "unrequested"
     ev: list[Evidence] = [Evidence.field(
         node_ref, "status.allocatable", facts.allocatable,
-        note=f"{gpus:g} GPU(s) {what} for {said.idle} (~{said.gpu_hours} GPU-hours): " + facts.pods_text)]
+        note=f"{counted(gpus, 'GPU')} {what} for {said.idle} (~{said.gpu_hours} GPU-hours): " + facts.pods_text)]
     if facts.last_pod_event is not None:
         ev.append(Evidence.field(claim_ref, "status.lastPodEventTime", facts.last_pod_event,
                                  note=f"last pod scheduled/removed {said.idle} ago"))
@@ -172,7 +173,7 @@ def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Fa
     if not blockers:
         texts.append("Nothing in the snapshot explains it: read the Karpenter controller log for this node.")
         commands.append(logs_command(said.logs_namespace, node.name))
-    cost = (f"{gpus:g} GPU(s) have been {what} for {said.idle} (~{said.gpu_hours} GPU-hours billed for "
+    cost = (f"{counted(gpus, 'GPU')} {'has' if gpus == 1 else 'have'} been {what} for {said.idle} (~{said.gpu_hours} GPU-hours billed for "
             "nothing).")
     if claim is not None:
         # An annotated pod is drained but never evicted, so the drain waits for it, unless it tolerates the
@@ -231,10 +232,11 @@ def _facts(node: Node, claim: NodeClaim | None, init: Condition | None, nd: Node
     gpus = max(total - requested, 0.0)
     if gpu_pods:
         names = ", ".join(f"{p.namespace}/{p.name}" for p in gpu_pods[:3]) + (" ..." if len(gpu_pods) > 3 else "")
-        pods_text = f"{len(gpu_pods)} GPU pod(s) request {requested:g} of {total:g} GPUs ({names})"
+        pods_text = (f"{counted(len(gpu_pods), 'GPU pod')} request{'s' if len(gpu_pods) == 1 else ''} "
+                     f"{requested:g} of {counted(total, 'GPU')} ({names})")
     else:
         pods_text = ("only DaemonSet pods on the node" if nd.empty else
-                     f"{len(nd.workload_pods)} non-DaemonSet pod(s), none requests an accelerator")
+                     f"{counted(len(nd.workload_pods), 'non-DaemonSet pod')} requesting no accelerator")
     return _Facts(
         idle_since=(claim.last_pod_event if claim else None) or (init.last_transition if init else None)
         or node.meta.created,
@@ -245,14 +247,14 @@ def _facts(node: Node, claim: NodeClaim | None, init: Condition | None, nd: Node
         requested=requested,
         node_ref=node.ref,
         claim_ref=claim.ref if claim is not None else None,
-        allocatable=accelerators(node.allocatable) or f"{total:g} GPU(s) expected",
+        allocatable=accelerators(node.allocatable) or f"{counted(total, 'GPU')} expected",
         pods_text=pods_text,
         last_pod_event=claim.last_pod_event.strftime("%Y-%m-%dT%H:%M:%SZ")
         if claim is not None and claim.last_pod_event is not None else None,
         pool_evidence=Evidence.field(pool.ref, "spec.disruption", {"consolidationPolicy": pool.consolidation_policy,
                                                                    "consolidateAfter": pool.consolidate_after})
         if pool is not None else None,
-        desc=f"{node.name} ({node.instance_type or 'GPU node'}, {total:g} GPU)",
+        desc=f"{node.name} ({node.instance_type or 'GPU node'}, {counted(total, 'GPU')})",
     )
 
 

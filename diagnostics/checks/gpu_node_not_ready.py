@@ -22,6 +22,7 @@ from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
+from diagnostics.wording import counted
 
 
 @check(code="GT204", slug="gpu-node-not-ready", title="GPU nodes are Ready and their GPUs healthy",
@@ -115,7 +116,7 @@ def _finding(snap: Snapshot, node: Node, claim: NodeClaim | None, troubles: list
         else f"{first.type}={first.status}"
     why = first.reason + (f": {clip(first.message, 120)}" if first.message and not xids else "")
     xid_note = f", Xid {', '.join(str(x) for x in sorted(set(xids)))}" if xids else ""
-    impact = (f"{len(radius.gpu_pods)} GPU pod(s) holding {radius.gpus_in_use:g} GPUs affected" if radius.gpu_pods
+    impact = (f"{counted(len(radius.gpu_pods), 'GPU pod')} holding {counted(radius.gpus_in_use, 'GPU')} affected" if radius.gpu_pods
               else radius.describe())
     title = (f"{node.name} ({node.instance_type or 'GPU node'}) {state} for {since(snap, first.last_transition)}"
              f" ({why or 'no reason'}{xid_note}): {impact}")

@@ -48,10 +48,10 @@ def check_finding(name: str, f: dict) -> None:
     evidence = {(e["path"], e.get("subject")): e for e in f["evidence"]}
     if name == "underutilized-blocked":
         assert (f["check"], f["code"], f["severity"]) == ("consolidation-blocked", "GT501", "warning")
-        assert f["title"].startswith(f"{NODE} (p4d.24xlarge, 8 GPU) with 1 of 8 GPUs requested for 3h47m but not "
+        assert f["title"].startswith(f"{NODE} (p4d.24xlarge, 8 GPUs) with 1 of 8 GPUs requested for 3h47m but not "
                                      "consolidated: pod ml/jupyter-bob-0 has karpenter.sh/do-not-disrupt=true")
         alloc = evidence[("status.allocatable", f"node/{NODE}")]
-        assert "7 GPU(s) unrequested for 3h47m (~26.6 GPU-hours)" in alloc["note"]
+        assert "7 GPUs unrequested for 3h47m (~26.6 GPU-hours)" in alloc["note"]
         assert evidence[("spec.disruption", "nodepool/gpu-research")]["value"]["consolidationPolicy"] == \
             "WhenEmptyOrUnderutilized"
         assert "kubectl annotate pod -n ml jupyter-bob-0 karpenter.sh/do-not-disrupt- --overwrite" in commands

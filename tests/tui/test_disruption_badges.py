@@ -21,7 +21,7 @@ NODE = "ip-10-0-60-33.ec2.internal"
 @pytest.mark.parametrize(("scenario", "badge", "says"), [
     ("drift-disrupts-training", "✗ gpu-workload-disruption",
      "GPU job ml/pretrain-llama-70b-0-x7k2m (8 GPU, running 1d7h) will be killed"),
-    ("underutilized-blocked", "! consolidation-blocked", "(p4d.24xlarge, 8 GPU) with 1 of 8 GPUs requested"),
+    ("underutilized-blocked", "! consolidation-blocked", "(p4d.24xlarge, 8 GPUs) with 1 of 8 GPUs requested"),
 ])
 async def test_node_badge_and_detail_page(start_sim: StartSim, scenario: str, badge: str, says: str) -> None:
     _sim, kubeconfig = start_sim(scenario)

@@ -132,11 +132,11 @@ def test_pod_do_not_disrupt_true() -> None:
     assert f.code == "GT501"
     assert f.severity is Severity.WARNING
     assert f.subject == ObjectRef("Node", NODE_NAME)
-    assert f.title == (f"{NODE_NAME} (g5.12xlarge, 4 GPU) idle 2h but not consolidated: "
+    assert f.title == (f"{NODE_NAME} (g5.12xlarge, 4 GPUs) idle 2h but not consolidated: "
                        "pod ml/data-prep-7x2k has karpenter.sh/do-not-disrupt=true")
     by_path = {e.path: e for e in f.evidence}
     assert by_path["status.allocatable"].value == {"nvidia.com/gpu": 4.0}
-    assert "4 GPU(s) idle for 2h (~8.0 GPU-hours)" in by_path["status.allocatable"].note
+    assert "4 GPUs idle for 2h (~8.0 GPU-hours)" in by_path["status.allocatable"].note
     assert by_path["status.conditions[Consolidatable]"].value["status"] == "True"
     assert by_path["metadata.annotations[karpenter.sh/do-not-disrupt]"].value == "true"
     # The event names the same pod: one blocker, not two.
@@ -327,12 +327,12 @@ def test_underused_node_blocked_by_a_do_not_disrupt_notebook() -> None:
                 event("Node", NODE_NAME, "DisruptionBlocked",
                       'Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=ml/nb-alice-0)'))
     assert f.severity is Severity.WARNING
-    assert f.title == (f"{NODE_NAME} (g5.12xlarge, 4 GPU) with 1 of 4 GPUs requested for 2h but not consolidated: "
+    assert f.title == (f"{NODE_NAME} (g5.12xlarge, 4 GPUs) with 1 of 4 GPUs requested for 2h but not consolidated: "
                        "pod ml/nb-alice-0 has karpenter.sh/do-not-disrupt=true")
     by_path = {e.path: e for e in f.evidence}
     note = by_path["status.allocatable"].note
-    assert "3 GPU(s) unrequested for 2h (~6.0 GPU-hours)" in note
-    assert "1 GPU pod(s) request 1 of 4 GPUs (ml/nb-alice-0)" in note
+    assert "3 GPUs unrequested for 2h (~6.0 GPU-hours)" in note
+    assert "1 GPU pod requests 1 of 4 GPUs (ml/nb-alice-0)" in note
     assert by_path["status.conditions[Consolidatable]"].value["status"] == "True"
     assert by_path["spec.disruption"].value["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
     assert "kubectl annotate pod -n ml nb-alice-0 karpenter.sh/do-not-disrupt- --overwrite" in f.remediation.commands

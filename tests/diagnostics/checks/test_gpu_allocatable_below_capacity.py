@@ -143,7 +143,7 @@ def test_unhealthy_gpu_names_the_device_plugin_pod_to_restart() -> None:
     assert "kubectl -n kube-system delete pod nvidia-device-plugin-daemonset-7xkq2" in cmds
     assert not any("efa" in c for c in cmds)
     assert "kubectl delete nodeclaim training-x8k2m" in cmds
-    assert "1 pod(s), 1 GPU pod(s) holding 7 of 8 GPUs" in f.remediation.text
+    assert "1 pod, 1 GPU pod holding 7 of 8 GPUs" in f.remediation.text
     # No Xid named: restart the plugin only once nvidia-smi lists every GPU and flags none.
     assert "Only if nvidia-smi lists all 8 of the node's GPUs and flags none, restart the device-plugin pod" \
         in f.remediation.text

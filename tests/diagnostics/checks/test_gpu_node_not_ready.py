@@ -71,15 +71,15 @@ def test_accelerated_hardware_fault_with_gpu_pods_is_critical() -> None:
     assert f.severity is Severity.CRITICAL
     assert f.subject == ObjectRef("Node", NAME)
     assert f.title == (f"{NAME} (p4de.24xlarge) AcceleratedHardwareReady=False for 5m (NvidiaXID79Error, Xid 79): "
-                       f"1 GPU pod(s) holding 8 GPUs affected")
+                       f"1 GPU pod holding 8 GPUs affected")
     ev = {e.path: e for e in f.evidence}
     cond = ev["status.conditions[AcceleratedHardwareReady]"]
     assert cond.value == {"status": "False", "reason": "NvidiaXID79Error", "message": "XID 79: GPU has fallen off the bus"}
     assert cond.age_seconds == 300
     assert ev["node repair"].value == ("Karpenter NodeRepair (feature gate NodeRepair=true) replaces it at "
                                        "2026-08-21T10:05:00Z, in 5m")
-    assert ev["pods on node"].value == ["nlp/bert-finetune-7c9d5-0 (8 GPU)", "logging/log-shipper-abcde"]
-    assert ev["pods on node"].note == "2 pod(s), 1 GPU pod(s) holding 8 of 8 GPUs"
+    assert ev["pods on node"].value == ["nlp/bert-finetune-7c9d5-0 (8 GPUs)", "logging/log-shipper-abcde"]
+    assert ev["pods on node"].note == "2 pods, 1 GPU pod holding 8 of 8 GPUs"
     assert f.remediation.commands[0] == f"gputui debug node/{NAME}"
     assert "kubectl delete nodeclaim training-p9z3x" in f.remediation.commands
     assert ObjectRef("Pod", "bert-finetune-7c9d5-0", "nlp") in f.related

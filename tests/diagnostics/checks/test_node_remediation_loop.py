@@ -126,8 +126,8 @@ def test_node_rebooting_again_and_again_is_a_loop() -> None:
     assert ev["status.conditions[AcceleratedHardwareReady]"].value["reason"] == "NvidiaXID79Error"
     # Each way out states what it costs.
     text = f.remediation.text
-    assert "nothing is evicted, 1 pod(s), 1 GPU pod(s) holding 8 of 8 GPUs keep running" in text
-    assert "evicts 1 pod(s), 1 GPU pod(s) holding 8 of 8 GPUs" in text
+    assert "nothing is evicted, 1 pod, 1 GPU pod holding 8 of 8 GPUs keep running" in text
+    assert "evicts 1 pod, 1 GPU pod holding 8 of 8 GPUs" in text
     assert "i-0aa11bb22cc33dd44" in text
     cmds = f.remediation.commands
     assert f"kubectl cordon {NODE_NAME}" in cmds

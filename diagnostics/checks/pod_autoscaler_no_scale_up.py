@@ -233,7 +233,8 @@ def pod_autoscaler_no_scale_up(snap: Snapshot) -> Iterator[Finding | int]:
         pools = _pools(snap)
         if pools:
             ev.append(Evidence.field(None, "nodes: labels[cloud.google.com/gke-nodepool] -> [gke-accelerator]",
-                                     dict(sorted(pools.items())), note="node pools with nodes now (a pool at 0 "
+                                     {p: a or "no GPU" for p, a in sorted(pools.items())},
+                                     note="node pools with nodes now (a pool at 0 "
                                                                          "nodes is not visible here)"))
         yield Finding(subject=pod.ref,
                       title=f"{pod.namespace}/{pod.name}: cluster-autoscaler adds no node: {v.cause}",

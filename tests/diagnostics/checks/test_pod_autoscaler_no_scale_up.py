@@ -69,6 +69,28 @@ def test_no_node_pool_offers_the_accelerator() -> None:
     assert not any("karpenter" in c.lower() or "nodepool" in c.lower() for c in f.remediation.commands)
 
 
+CPU_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: gke-ml-prod-default-pool-1a2b3c4d-q9zx
+  labels: {cloud.google.com/gke-nodepool: default-pool, node.kubernetes.io/instance-type: e2-standard-4}
+spec: {providerID: gce://ml-prod-4711/us-central1-a/gke-ml-prod-default-pool-1a2b3c4d-q9zx}
+status:
+  conditions: [{type: Ready, status: "True"}]
+"""
+
+
+def test_a_cpu_pool_reads_no_gpu_not_an_empty_value() -> None:
+    """A CPU pool has no gke-accelerator label: the title and the evidence say so, never `default-pool=`."""
+    snap = snapshot(L4_NODE, CPU_NODE, pod("nvidia-h100-80gb", 8), ca_event(
+        "NotTriggerScaleUp", "pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector"))
+    (f,) = run(snap, only=["pod-autoscaler-no-scale-up"]).findings
+    assert "(pools seen: default-pool=no GPU, l4-pool=nvidia-l4)" in f.title
+    (pools,) = [e for e in f.evidence if e.path.startswith("nodes: labels[cloud.google.com/gke-nodepool]")]
+    assert pools.value == {"default-pool": "no GPU", "l4-pool": "nvidia-l4"}
+
+
 def test_stockout_after_a_triggered_scale_up() -> None:
     snap = snapshot(L4_NODE, pod("nvidia-l4"),
                     ca_event("TriggeredScaleUp", "pod triggered scale-up: [{https://www.googleapis.com/compute/v1/"

@@ -5,11 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from diagnostics.gpu_findings import gpu_names, gpus_by_node, node_context, pods_of
-from diagnostics.metric_facts import GPU_UTIL, IDLE_WINDOW, NodeResolver, facts_for, in_words, metric_evidence
+from diagnostics.metric_facts import (
+    GPU_UTIL,
+    IDLE_WINDOW,
+    GpuLabels,
+    NodeResolver,
+    facts_for,
+    in_words,
+    metric_evidence,
+)
 from diagnostics.model import Finding, Remediation, Severity
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.timeutil import parse_go_duration
+from diagnostics.wording import counted, noun
 
 IDLE_PERCENT = 10.0
 """Average DCGM_FI_DEV_GPU_UTIL below this over the window counts as idle."""
@@ -53,14 +62,16 @@ def gpu_idle(snap: Snapshot) -> Iterator[Finding | int]:
             who = f"held by pod {g.as_value()['pod']}" if g.pod else "no pod holds it"
             ev.append(metric_evidence(ref, s, f"{g.describe()}: average {s.value:.1f}% over the last {window}; {who}",
                                       g.as_value(avg_util_percent=round(s.value, 1))))
-        parts = []
-        if held:
-            pods = sorted({g.as_value()["pod"] for g in held})
-            parts.append(f"held by {', '.join(pods[:4])}{' and more' if len(pods) > 4 else ''}")
-        if free:
-            parts.append(f"{gpu_names(free)} not allocated to any pod")
-        title = (f"{len(idle)} of {len(gpus)} GPU{'s' if len(gpus) != 1 else ''} on {node} idle for the last {window} "
-                 f"(average under {IDLE_PERCENT:g}%: {gpu_names(g for g, _s in idle)}): {'; '.join(parts)}")
+        pods = sorted({g.as_value()["pod"] for g in held})
+        holders = f"held by {', '.join(pods[:4])}{' and more' if len(pods) > 4 else ''}"
+        head = f"{len(idle)} of {counted(len(gpus), 'GPU')} on {node} idle for the last {window}"
+        # Each GPU is named once: in the parenthesis when all idle GPUs share one state, else per state.
+        if held and free:
+            title = (f"{head} (average under {IDLE_PERCENT:g}%): {gpu_names(held)} {holders}; "
+                     f"{gpu_names(free)} not allocated to any pod")
+        else:
+            state = holders if held else "not allocated to any pod"
+            title = f"{head} (average under {IDLE_PERCENT:g}%: {gpu_names(g for g, _s in idle)}): {state}"
         commands: list[str] = []
         for pref in pods_of(held)[:3]:
             commands += [f"kubectl exec -n {pref.namespace} {pref.name} -- nvidia-smi",
@@ -71,11 +82,21 @@ def gpu_idle(snap: Snapshot) -> Iterator[Finding | int]:
             subject=ref,
             title=title,
             evidence=tuple(ev),
-            remediation=Remediation(
-                "Find out whether the pods holding these GPUs still do useful work; delete hung or finished "
-                "ones to free the GPUs. Unallocated idle GPUs mean the node is bigger than its workload: "
-                "let Karpenter consolidate it or use a smaller instance type.",
-                tuple(commands),
-            ),
+            remediation=Remediation(_fix(held, free, karpenter=bool(related)), tuple(commands)),
             related=pods_of(held) + related,
         )
+
+
+def _fix(held: list[GpuLabels], free: list[GpuLabels], karpenter: bool) -> str:
+    """Speaks of pods only when a pod holds an idle GPU, and of Karpenter only when it manages the node."""
+    text = []
+    if held:
+        one = len(pods_of(held)) <= 1
+        text.append(f"Find out whether {'the pod' if one else 'the pods'} holding {noun(len(held), 'this GPU', 'these GPUs')} "
+                    f"still {'does' if one else 'do'} useful work; delete a hung or finished pod to free its GPUs.")
+    if free:
+        which = gpu_names(free) if held else noun(len(free), "this GPU", "these GPUs")
+        shrink = "let Karpenter consolidate it" if karpenter else "scale its node group down"
+        text.append(f"No pod holds {which}: the node is bigger than its workload; {shrink} or use a smaller "
+                    "instance type.")
+    return " ".join(text)

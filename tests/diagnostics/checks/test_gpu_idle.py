@@ -22,7 +22,13 @@ def test_fails_naming_idle_gpus_and_the_pod_holding_them(diagnose: Callable[...,
     assert f.severity is Severity.WARNING
     assert f.subject == ObjectRef("Node", IDLE)
     assert f.title.startswith(f"4 of 4 GPUs on {IDLE} idle for the last hour")
-    assert "held by ml/notebook-0" in f.title and "GPU 2, GPU 3 not allocated to any pod" in f.title
+    # Each GPU named once, by its state (the QA pass read "(...: GPU 0, GPU 1, GPU 2, GPU 3): ... GPU 2, GPU 3").
+    assert f.title.endswith("(average under 10%): GPU 0, GPU 1 held by ml/notebook-0; "
+                            "GPU 2, GPU 3 not allocated to any pod")
+    assert f.remediation.text == (
+        "Find out whether the pod holding these GPUs still does useful work; delete a hung or finished pod to free "
+        "its GPUs. No pod holds GPU 2, GPU 3: the node is bigger than its workload; scale its node group down or use "
+        "a smaller instance type.")
     gpu0 = next(e for e in f.evidence if e.kind is EvidenceKind.METRIC and e.value["gpu"] == "0")
     assert gpu0.path.startswith("avg_over_time(DCGM_FI_DEV_GPU_UTIL[1h])")  # the PromQL, re-runnable
     assert gpu0.value["pod"] == "ml/notebook-0"
@@ -41,6 +47,10 @@ def test_gpu_known_only_by_scrape_address_is_tied_to_its_node(diagnose: Callable
     (f,) = result.findings
     assert f.subject == ObjectRef("Node", IDLE)
     assert "2 of 2 GPUs" in f.title and "not allocated to any pod" in f.title  # not "held by the exporter"
+    # No pod holds them: the GPUs are listed once and the fix does not speak of "pods holding these GPUs".
+    assert f.title.endswith("(average under 10%: GPU 0, GPU 1): not allocated to any pod")
+    assert "pod holding" not in f.remediation.text and "pods holding" not in f.remediation.text
+    assert f.remediation.text.startswith("No pod holds these GPUs: the node is bigger than its workload")
     assert f.related == ()
 
 

@@ -33,9 +33,11 @@ from diagnostics.snapshot_memo import memoized
 SAME_CAUSE: Mapping[str, str] = {
     "karpenter-provisioning-failures": "spot-capacity-shortage",
     "nodepool-near-gpu-limit": "nodepool-gpu-limit-reached",
+    "gpu-idle": "consolidation-blocked",
 }
 """Check whose finding repeats, from another source, what a second check says about the same subject
-(metrics beside events; "near the limit" beside "at the limit"): reported once, with both evidences."""
+(metrics beside events; "near the limit" beside "at the limit"; DCGM's idle GPUs beside the node Karpenter
+does not consolidate): reported once, with both evidences."""
 
 NOT_A_CAUSE = frozenset({"consolidation-blocked", "gpu-idle", "gpu-nodepool-practices"})
 """Checks about idle capacity or practices: never why a pod waits, even on one of its candidates."""
@@ -473,6 +475,12 @@ def attribute(snap: Snapshot, results: Sequence[CheckResult]) -> tuple[CheckResu
     return tuple(out)
 
 
+def _same_cause(check: str, f: Finding) -> bool:
+    """gpu-idle repeats consolidation-blocked only for GPUs no pod holds: an idle GPU a pod holds is that pod's
+    (a hung or finished job, its own fix), not the node's."""
+    return check != "gpu-idle" or not any(x.kind == "Pod" for x in f.related)
+
+
 def _merge_same_cause(results: Sequence[CheckResult]) -> list[CheckResult]:
     """Fold a SAME_CAUSE finding into the other check's finding on the same subject (evidence appended)."""
     by_check = {r.check: r for r in results}
@@ -484,9 +492,9 @@ def _merge_same_cause(results: Sequence[CheckResult]) -> list[CheckResult]:
             out.append(r)
             continue
         subjects = {f.subject for f in into.findings}
-        kept = tuple(f for f in r.findings if f.subject not in subjects)
+        kept = tuple(f for f in r.findings if f.subject not in subjects or not _same_cause(r.check, f))
         for f in r.findings:
-            if f.subject in subjects:
+            if f not in kept:
                 extra.setdefault((into.check, f.subject), []).append(f)
         if len(kept) != len(r.findings):
             reason = f"reported with {into.code} {into.check} (same cause, its evidence added there)"

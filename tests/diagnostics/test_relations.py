@@ -132,6 +132,27 @@ def test_one_root_cause_one_finding() -> None:
     assert gt703.status is CheckStatus.FAILED and "reported with GT104 spot-capacity-shortage" in gt703.reason
 
 
+def test_an_idle_node_karpenter_does_not_consolidate_is_one_finding_with_dcgm_evidence() -> None:
+    # consolidation-blocked (GT501) and gpu-idle (GT702) both said "8 GPUs idle" on the same p4d: one finding, with
+    # the DCGM evidence added. An idle GPU a pod holds stays GT702's own (a hung job, not the node).
+    snap = snapshot(pod("llm-0"), sources=NO_KARPENTER)
+    idle_node, held_node = ObjectRef("Node", "ip-10-0-44-12"), ObjectRef("Node", "ip-10-0-22-190")
+    blocked = [Finding(n, f"{n.name} idle but not consolidated", (Evidence.field(n, "status.allocatable", 8),),
+                       severity=Severity.WARNING) for n in (idle_node, held_node)]
+    util = Evidence.field(idle_node, "avg_over_time(DCGM_FI_DEV_GPU_UTIL[1h])", 0.8)
+    idle = Finding(idle_node, "8 of 8 GPUs idle: not allocated to any pod", (util,), severity=Severity.WARNING)
+    held = Finding(held_node, "1 of 4 GPUs idle: held by ml/nb-0",
+                   (Evidence.field(held_node, "avg_over_time(DCGM_FI_DEV_GPU_UTIL[1h])", 1.0),),
+                   related=(ObjectRef("Pod", "nb-0", "ml"),), severity=Severity.WARNING)
+    out = attribute(snap, [_result("consolidation-blocked", "GT501", *blocked), _result("gpu-idle", "GT702", idle, held)])
+    gt501, gt702 = out
+    merged = next(f for f in gt501.findings if f.subject == idle_node)
+    assert [e.path for e in merged.evidence] == ["status.allocatable", "avg_over_time(DCGM_FI_DEV_GPU_UTIL[1h])"]
+    assert [f.title for f in gt702.findings] == ["1 of 4 GPUs idle: held by ml/nb-0"]
+    other = next(f for f in gt501.findings if f.subject == held_node)
+    assert [e.path for e in other.evidence] == ["status.allocatable"]
+
+
 def _render(report: Report) -> str:
     console = Console(width=200, record=True, color_system=None)
     render_report(report, console, verbose=False)

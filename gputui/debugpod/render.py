@@ -128,8 +128,10 @@ def render_report(report: GpuReport, title: str = "") -> RenderableType:
         head.append(f"CUDA {report.cuda_version}")
     head.append(f"{len(report.gpus)} GPU(s)")
 
-    ident = Table(title=Text(visible(" · ".join(head), limit=300)), title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
-                  pad_edge=False)
+    # A line of its own, not the table's title: Rich wraps a title to the table's width, so at 160 columns
+    # "· CUDA 13.1 · 7 GPU(s)" fell onto a second line beside a narrow identity table.
+    heading = Text(visible(" · ".join(head), limit=300), style="bold")
+    ident = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     ident.add_column("GPU", justify="right", no_wrap=True)
     ident.add_column("Name", no_wrap=True, overflow="ellipsis")
     ident.add_column("UUID", overflow="fold")
@@ -181,7 +183,7 @@ def render_report(report: GpuReport, title: str = "") -> RenderableType:
                    if p.gpu_instance_id is not None or p.compute_instance_id is not None else "-")
             _add(procs, label, mig, str(p.pid) if p.pid is not None else "?", p.name or "?",
                           f"{p.used_memory_mib} MiB" if p.used_memory_mib is not None else "-")
-    parts: list[RenderableType] = [ident, health]
+    parts: list[RenderableType] = [heading, ident, health]
     if migs.row_count:
         parts.append(migs)
     if procs.row_count:

@@ -67,6 +67,10 @@ def test_other_eight_gpu_nodes_list_all_their_gpus(incident: tuple[SimCluster, s
     code, out = _debug(capsys, kubeconfig, REMAP_NODE)
     assert code == 4  # a pending remap is applied at the next reset; the GPU keeps working until then
     assert "GPU 3 [row-remap-pending]" in out and "8 GPU(s)" in out
+    # The heading is one line where it fits: it used to wrap at the identity table's width, "· CUDA 13.1 · 8 GPU(s)"
+    # on a line of its own.
+    (heading,) = [line for line in out.splitlines() if line.startswith(f"node {REMAP_NODE} via pod ")]
+    assert " · driver " in heading and " · CUDA " in heading and heading.rstrip().endswith(" · 8 GPU(s)")
     assert "gpus-missing" not in out
 
 

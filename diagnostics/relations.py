@@ -155,11 +155,6 @@ def _vendor(res: str) -> str:
     return res.split("/", 1)[0]
 
 
-def pods_read_on(snap: Snapshot, node: str) -> bool:
-    """Every pod bound to `node` is in the snapshot (whole pod list, or that node's pods read for a target)."""
-    return snap.all_pods_read_on(node)
-
-
 def admits(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -> bool:
     """The node would take the pod if its accelerator stack and kubelet were healthy.
 
@@ -170,7 +165,7 @@ def admits(snap: Snapshot, pod: Pod, node: Node, claim: NodeClaim | None) -> boo
     room = _could_take(snap, pod, node, claim)
     if room is None:
         return False
-    if pods_read_on(snap, node.name):
+    if snap.all_pods_read_on(node.name):
         room -= snap.index.gpus_requested_on(node.name)
     return room >= accelerator_total(accelerators(pod.requests))
 
@@ -365,7 +360,7 @@ def _nodes_admitting(snap: Snapshot, t: Triage) -> frozenset[str]:
         want = accelerator_total(accelerators(t.pod.requests))
         found = memo[t.shape] = frozenset(
             name for name, room in static
-            if not pods_read_on(snap, name) or room - idx.gpus_requested_on(name) >= want)
+            if not snap.all_pods_read_on(name) or room - idx.gpus_requested_on(name) >= want)
     return found
 
 

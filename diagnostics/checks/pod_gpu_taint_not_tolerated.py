@@ -13,7 +13,7 @@ from diagnostics.pod_events import PodScheduling, event_evidence, events_note
 from diagnostics.pod_fit import NodeFit, PodFit, PoolFit, accel_text
 from diagnostics.records import Pod, Taint
 from diagnostics.registry import check
-from diagnostics.relations import karpenter_ignores, pods_read_on
+from diagnostics.relations import karpenter_ignores
 from diagnostics.snapshot import Snapshot
 from diagnostics.workloads import (
     Workload,
@@ -138,7 +138,7 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
     for n in g.nodes[:3]:
         kind = n.node.instance_type or "GPU node"
         # Free only if every pod on it was read (`diagnose pod/X` reads few nodes' pods): never claim it blindly.
-        free = (f"{kind} has free {accel_text(pod.requests)}" if pods_read_on(snap, n.node.name) else
+        free = (f"{kind} has free {accel_text(pod.requests)}" if snap.all_pods_read_on(n.node.name) else
                 f"{kind} advertises {accel_text(n.node.allocatable)}; its pods were not read, so how much is free "
                 "is not known")
         ev.append(Evidence.field(n.node.ref, "spec.taints", [str(t) for r in n.reasons for t in r.taints], note=free))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from gputui.kubeapi import Api, load
 from gputui.sim import SimCluster
 
+REPO = Path(__file__).resolve().parents[2]
 SCENARIO = Path(__file__).parent / "data" / "debug-nodes.yaml"
 
 H100 = "ip-10-0-1-11.ec2.internal"
@@ -59,3 +64,27 @@ def hang_after_first_section(sim: SimCluster) -> None:
             sim.logs.set(md["namespace"], md["name"], PARTIAL_LOG)
 
     sim.store.add_hook("Pod", hook)
+
+
+def signal_debug_mid_run(sim: SimCluster, kubeconfig: str, signum: int, phase: str | None,
+                         *, settle: float = 0.0) -> tuple[int, str]:
+    """Run `gputui debug` on the HANGS node in a child process, send it `signum` once its debug pod exists (and
+    is in `phase`, when given), and return its exit code and stderr. Shared by the SIGINT/TERM/HUP and SIGQUIT
+    tests so both exercise the same launch-and-interrupt path."""
+    proc = subprocess.Popen([sys.executable, "-m", "gputui", "debug", f"node/{HANGS}", "--kubeconfig", kubeconfig],
+                            cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def ready() -> bool:
+            pods = gputui_pods(sim)
+            return bool(pods) and (phase is None or (pods[0].get("status") or {}).get("phase") == phase)
+
+        assert sim.wait_for(ready, timeout=20, interval=0.02), proc.poll()
+        if settle:
+            time.sleep(settle)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err

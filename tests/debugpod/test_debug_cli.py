@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -214,23 +212,9 @@ def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
 ])
 def test_signal_mid_run_leaves_no_pod(slow: Sim, signum: int, phase: str | None, exit_code: int) -> None:
     sim, kc = slow
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "gputui", "debug", f"node/{sh.HANGS}", "--kubeconfig", kc],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        def ready() -> bool:
-            pods = sh.gputui_pods(sim)
-            return bool(pods) and (phase is None or (pods[0].get("status") or {}).get("phase") == phase)
-
-        assert sim.wait_for(ready, timeout=20, interval=0.02), proc.stderr and proc.poll()
-        if phase is not None:
-            time.sleep(0.3)  # let the client open the log stream
-        proc.send_signal(signum)
-        _, err = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == exit_code, err
+    # settle 0.3 s when Running: let the client open the log stream
+    returncode, err = sh.signal_debug_mid_run(sim, kc, signum, phase, settle=0.3 if phase is not None else 0.0)
+    assert returncode == exit_code, err
     assert "gputui: deleted pod default/gputui-debug-ip-10-0-3-35-" in err
     assert "Traceback" not in err
     assert sh.gputui_pods(sim) == []

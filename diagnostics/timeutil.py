@@ -66,7 +66,7 @@ def budget_active(schedule: str, duration: str, now: datetime) -> bool | None:
     dur = parse_go_duration(duration)
     if not schedule or dur is None:
         return None
-    last_hit = _last_hit(schedule, now)
+    last_hit = last_cron_hit(schedule, now)
     if last_hit is None:
         return None
     return now < last_hit + timedelta(seconds=dur)
@@ -131,11 +131,6 @@ def _cron_int(text: str) -> int | None:
 def last_cron_hit(schedule: str, now: datetime) -> datetime | None:
     """The budget schedule's latest hit at or before `now` (a hit at `now` counts, as in Karpenter), None if
     Karpenter's parser rejects the schedule."""
-    return _last_hit(schedule, now)
-
-
-def _last_hit(schedule: str, now: datetime) -> datetime | None:
-    """The latest hit at or before `now` (a hit at `now` counts, as in Karpenter), None if it cannot be parsed."""
     known = _hits.get(schedule)
     try:
         if known is not None and known[0] <= now < known[1] and now.tzinfo == known[0].tzinfo:

@@ -39,6 +39,17 @@ def _parse_go_duration(text: str | None) -> float | None:
     return total if pos == len(s) and pos else None
 
 
+def parse_timestamp(value: object) -> datetime | None:
+    """A Kubernetes/RFC 3339 timestamp (`2026-08-21T09:20:00Z`); None for anything else, so a bad field
+    in a cluster object or an nvidia-smi report reads as unknown, not as a crash."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
 def human_age(seconds: float | None) -> str:
     """kubectl-style age: 45s, 12m, 3h5m, 2d4h."""
     if seconds is None:

@@ -13,7 +13,7 @@ from diagnostics.node_health import blast_radius, clip
 from diagnostics.records import Node, NodeClaim
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.timeutil import human_age
+from diagnostics.timeutil import human_age, parse_timestamp
 
 # ---------------------------------------------------------------------------------------------
 # The JSON this check reads: `snapshot.gpu_reports[node]`, written by gputui's debug pod
@@ -125,15 +125,6 @@ def _int(v: Any) -> int | None:
         return None
 
 
-def _time(v: Any) -> datetime | None:
-    if not isinstance(v, str) or not v:
-        return None
-    try:
-        return datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def read_result(node: str, raw: Any) -> _Result | None:
     """The result, or None when nvidia-smi produced nothing to judge (or the JSON is not ours)."""
     data = _map(raw)
@@ -151,7 +142,7 @@ def read_result(node: str, raw: Any) -> _Result | None:
     pod = _map(data.get("pod"))
     return _Result(
         node=str(data.get("node") or node),
-        taken_at=_time(data.get("taken_at")),
+        taken_at=parse_timestamp(data.get("taken_at")),
         pod=f"{pod.get('namespace')}/{pod.get('name')}" if pod.get("name") else "",
         gpus=tuple(_map(g) for g in report.get("gpus") or [] if isinstance(g, Mapping)),
         flags=tuple(flags),

@@ -22,7 +22,7 @@ from diagnostics.records import Condition, Event, Node, NodeClaim, NodePool, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import carried
-from diagnostics.timeutil import human_age, parse_go_duration
+from diagnostics.timeutil import human_age, parse_go_duration, parse_timestamp
 
 EXPIRY_HORIZON_SECONDS = 24 * 3600.0
 """A node that expires within this time is reported with the GPU jobs it will take down."""
@@ -159,11 +159,11 @@ def _facts(snap: Snapshot, node: Node, claim: NodeClaim | None, pool: NodePool |
         "DisruptionTerminating", "DisruptionLaunching", "TerminationGracePeriodExpiring")),
         key=lambda e: e.last_seen or e.first_seen or _EPOCH))
     deleting = node.meta.deleting or (claim.meta.deleting if claim is not None else None)
-    deadline = _timestamp((claim.meta.annotations if claim else {}).get(TERMINATION_TIMESTAMP)
+    deadline = parse_timestamp((claim.meta.annotations if claim else {}).get(TERMINATION_TIMESTAMP)
                           or node.meta.annotations.get(TERMINATION_TIMESTAMP))
     for e in reversed(wanted):
         if deadline is None and (m := _DELETED_BY.search(e.message)):
-            deadline = _timestamp(m.group(1))
+            deadline = parse_timestamp(m.group(1))
     tgp_seconds = parse_go_duration(tgp)
     if deadline is None and deleting is not None and tgp_seconds is not None:
         deadline = deleting + timedelta(seconds=tgp_seconds)
@@ -173,15 +173,6 @@ def _facts(snap: Snapshot, node: Node, claim: NodeClaim | None, pool: NodePool |
     return _Facts(pool, drifted if drifted is not None and drifted.status == "True" else None,
                   reason if reason is not None and reason.status == "True" else None,
                   str(taint) if taint else "", deleting, expire_after, expire_at, tgp, deadline, wanted)
-
-
-def _timestamp(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True, slots=True)

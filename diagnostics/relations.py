@@ -29,6 +29,7 @@ from diagnostics.pool_accelerators import FAMILIES, accelerators_for, base_resou
 from diagnostics.records import Node, NodeClaim, Pod, accelerator_total, accelerators, tolerates_all
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import memoized
+from diagnostics.wording import counted
 
 SAME_CAUSE: Mapping[str, str] = {
     "karpenter-provisioning-failures": "spot-capacity-shortage",
@@ -605,7 +606,7 @@ def elsewhere_line(report: Report) -> str:
     n = report.elsewhere
     if not n:
         return ""
-    return f"{n} finding{'s' if n != 1 else ''} elsewhere in the cluster (run `gputui diagnose`)"
+    return f"{counted(n, 'finding')} elsewhere in the cluster (run `gputui diagnose`)"
 
 
 def failed_elsewhere(r: CheckResult) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 from diagnostics.model import CheckResult, CheckStatus, Finding, ObjectRef, Report, Severity
 from diagnostics.snapshot import Snapshot
+from diagnostics.wording import counted, noun
 
 EXPLAINED = "explained"
 UNDETERMINED = "pending, cause not determined"
@@ -100,7 +101,7 @@ def _counts(findings: list[Finding]) -> str:
     for f in findings:
         sev = f.severity or Severity.OK
         by[sev] = by.get(sev, 0) + 1
-    return ", ".join(f"{n} {sev.label}{'s' if n != 1 and sev is not Severity.INFO else ''}"
+    return ", ".join(f"{n} {noun(n, sev.label, sev.label if sev is Severity.INFO else '')}"
                      for sev, n in sorted(by.items(), reverse=True))
 
 
@@ -114,7 +115,7 @@ def _unseen(blind: tuple[str, ...]) -> str:
     if not blind:
         return ""
     n = len(blind)
-    return f"; could not see {n} source{'s' if n != 1 else ''} (" + "; ".join(b.split(" - ")[0] for b in blind) + ")"
+    return f"; could not see {counted(n, 'source')} (" + "; ".join(b.split(" - ")[0] for b in blind) + ")"
 
 
 def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None = None) -> Verdict:
@@ -145,7 +146,7 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
         if cand is not None:
             c = cand[1]
             checked.insert(0, "candidates: " + ", ".join(
-                f"{len(names)} {kind if len(names) == 1 else kinds}"
+                f"{counted(len(names), kind, kinds)}"
                 + (f" ({', '.join(sorted(names)[:5])})" if names else "")
                 for kind, kinds, names in (("node", "nodes", c.nodes), ("NodePool", "NodePools", c.pools),
                                            ("EC2NodeClass", "EC2NodeClasses", c.classes),

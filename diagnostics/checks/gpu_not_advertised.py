@@ -127,7 +127,7 @@ def _silent(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, flo
     return examined, out
 
 
-def _why_expected(node, claim) -> str:  # type: ignore[no-untyped-def]
+def _why_expected(node: Node, claim: NodeClaim | None) -> str:
     for key in ("karpenter.k8s.aws/instance-gpu-count", "nvidia.com/gpu.count", "cloud.google.com/gke-accelerator-count",
                 "karpenter.k8s.aws/instance-accelerator-count"):
         if node.labels.get(key):

@@ -106,15 +106,15 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
         said = _Said(human_age(idle_for), f"{facts.gpus * idle_for / 3600:.1f}",
                      snap.age(consolidatable.last_transition) if consolidatable is not None else None,
                      expired, tuple(blockers), "" if blockers else logs_namespace[0])
-        if state[1] == said:
+        if state[1] == said and state[2] is not None:
             finding = state[2]
         else:
             finding = _finding(node, claim, nd, facts, said)
             _NODES.store(id(nd), (nd,), (facts, said, finding))
         if facts.requested:
-            busy.append(finding)  # type: ignore[arg-type]
+            busy.append(finding)
         else:
-            yield finding  # type: ignore[misc]
+            yield finding
     yield from busy
 
 

@@ -304,7 +304,9 @@ def names_path(path: Path) -> Path:
 def _write_names(path: Path, names: dict[str, str], *, force: bool) -> Path:
     """The pseudonym -> real name mapping (for the engineer who exported the bundle, never shared with it):
     mode 0600, beside the bundle, refused over anything but a regular file."""
+    import contextlib
     import os
+    import tempfile
 
     from gputui.output.files import NotARegularFile, refuse_non_regular
 
@@ -316,11 +318,16 @@ def _write_names(path: Path, names: dict[str, str], *, force: bool) -> Path:
         refuse_non_regular(out)
         if out.exists() and not force:
             raise BundleWriteError(f"{out} already exists; pass --force to overwrite it (the bundle was written)")
-        tmp = out.with_name(f".{out.name}.partial")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_dump({"bundle": path.name, "nodes": dict(sorted(back.items()))}))
-        os.replace(tmp, out)
+        # mkstemp: a fresh name, created exclusively with mode 0600 (a fixed temp name followed a link planted there).
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_dump({"bundle": path.name, "nodes": dict(sorted(back.items()))}))
+            os.replace(tmp, out)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     except NotARegularFile as exc:
         raise BundleWriteError(f"{exc} (the bundle was written)") from None
     except OSError as exc:

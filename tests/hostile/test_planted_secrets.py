@@ -69,12 +69,17 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
             plain, named = tmp / "plain.tar.gz", tmp / "named.tar.gz"
             assert main(["bundle", "-q", "--kubeconfig", str(kc), "-o", str(plain)]) == ExitCode.OK
             assert main(["bundle", "-q", "--redact-names", "--kubeconfig", str(kc), "-o", str(named)]) == ExitCode.OK
+            # A link planted where the names file's temp copy goes must not lead the write elsewhere.
+            victim, linked = tmp / "victim.txt", tmp / "linked.tar.gz"
+            victim.write_text("not yours\n")
+            (tmp / ".linked.tar.gz.names.json.partial").symlink_to(victim)
+            assert main(["bundle", "-q", "--redact-names", "--kubeconfig", str(kc), "-o", str(linked)]) == ExitCode.OK
             nodes = [n["metadata"]["name"] for n in sim.objects("Node")]
             hosts = [(n["metadata"].get("labels") or {}).get("kubernetes.io/hostname") for n in sim.objects("Node")]
             ips = [a["address"] for n in sim.objects("Node") for a in (n.get("status") or {}).get("addresses") or []
                    if a.get("type") == "InternalIP"]
         return {"plain": plain, "named": named, "nodes": nodes, "hosts": [h for h in hosts if h], "ips": ips,
-                "kc": kc}
+                "kc": kc, "victim": victim, "linked": linked}
     finally:
         mp.undo()
 
@@ -154,6 +159,13 @@ def test_redact_names_masks_every_node_name_and_keeps_relations(bundles: dict[st
 
     assert [(c, unmask(s), sev) for c, s, sev in named_found] == plain_found
     assert any(s.startswith("node/redacted-node-") for _c, s, _sev in named_found)
+
+
+def test_a_link_planted_at_the_names_files_temp_path_is_not_followed(bundles: dict[str, object]) -> None:
+    assert Path(str(bundles["victim"])).read_text() == "not yours\n"
+    side = Path(f"{bundles['linked']}.names.json")
+    assert stat.S_ISREG(os.lstat(side).st_mode) and stat.S_IMODE(os.stat(side).st_mode) == 0o600
+    assert json.loads(side.read_text())["nodes"]
 
 
 def test_the_names_mapping_is_beside_the_bundle_not_in_it(bundles: dict[str, object]) -> None:

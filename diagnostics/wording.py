@@ -9,5 +9,6 @@ def noun(n: float, word: str, plural: str = "") -> str:
 
 
 def counted(n: float, word: str, plural: str = "") -> str:
-    """`1 GPU`, `0.5 GPUs`, `3 GPU pods`."""
-    return f"{n:g} {noun(n, word, plural)}"
+    """`1 GPU`, `0.5 GPUs`, `3 GPU pods`; a whole count in full (`{n:g}` writes 1234567 as 1.23457e+06)."""
+    whole = isinstance(n, int) or float(n).is_integer()
+    return f"{int(n) if whole else format(n, 'g')} {noun(n, word, plural)}"

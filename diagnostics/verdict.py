@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from diagnostics.model import CheckResult, CheckStatus, Finding, ObjectRef, Report, Severity
+from diagnostics.records import Pod
 from diagnostics.snapshot import Snapshot
 from diagnostics.wording import counted, noun
 
@@ -130,7 +131,8 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
     if target is not None and target.kind == "Pod" and snap is not None:
         pod = snap.index.pod.get((target.namespace or "", target.name))
     if pod is not None and pod.pending:
-        rc = root_cause(report, target) if target is not None else None
+        assert target is not None  # a pod is looked up only for a pod target
+        rc = root_cause(report, target)
         gates = scheduling_gates(pod)
         held = f"; {held_by(gates)}" if gates is not None else ""
         if rc is not None:
@@ -182,7 +184,7 @@ def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None
     return Verdict(NO_PROBLEMS, f"{what}: no problems found", floor, blind)
 
 
-def _not_started(pod: Any) -> str:
+def _not_started(pod: Pod) -> str:
     """`trainer: ImagePullBackOff` per waiting container, as kubectl's STATUS column would say it."""
     waiting = [f"{c.name}: {c.reason or c.state}" for c in pod.containers if c.state != "running" and not c.ready]
     return ", ".join(waiting[:3]) or "no container status yet"
@@ -204,7 +206,7 @@ def _checklist_lines(report: Report) -> list[str]:
     return out
 
 
-def _messages(snap: Snapshot | None, pod: Any) -> tuple[str, ...]:
+def _messages(snap: Snapshot | None, pod: Pod) -> tuple[str, ...]:
     """What kube-scheduler and Karpenter last said about the pod (and its PodScheduled condition)."""
     if snap is None:
         return ()

@@ -42,7 +42,13 @@ def _intern(fields: tuple[object, ...]) -> Shape:
 
 
 def pod_shape(snap: Snapshot, pod: Pod) -> Shape:
-    """The pod's shape; pods with equal scheduling fields get the same Shape object."""
+    """The pod's shape; pods with equal scheduling fields get the same Shape object.
+
+    It also holds whether Karpenter ignores the pod for `karpenter.sh/nodepool DoesNotExist` (pod_fit.avoids_karpenter):
+    that reads the heaviest *preferred* term too, which the fields above leave out, so two pods equal in them
+    may differ there. Worked out once per pod version (it reads pod.obj), not on each fit."""
+    from diagnostics.pod_fit import avoids_karpenter  # pod_fit keys its fits on shapes
+
     return _SHAPES.of(snap.index, pod, (), lambda: _intern((
         pod.tolerations, tuple(pod.node_selector.items()), pod.required_affinity, tuple(pod.requests.items()),
-        tuple(pod.limits.items()))))
+        tuple(pod.limits.items()), avoids_karpenter(pod))))

@@ -220,3 +220,24 @@ def test_limit_on_a_pool_gputui_has_no_instance_table_for_uses_the_request() -> 
     aks = GPU_POOL.replace("kind: EC2NodeClass", "kind: AKSNodeClass").replace(
         'nvidia.com/gpu: "16"}', 'nvidia.com/gpu: "2"}')
     assert _fit(aks, pod(tolerations=TOLERATES)).fits  # 1 used, 1 left, the pod asks 1: no table, no guess
+
+
+def test_a_replica_like_pod_opting_out_by_preference_gets_its_own_fit() -> None:
+    # Karpenter reads the heaviest preferred term as required (NewPodRequirements), so a pod preferring
+    # karpenter.sh/nodepool DoesNotExist is ignored. Its shape (tolerations, selectors, required terms,
+    # resources) equals a plain pod's: the plain pod's NodePool fits must not be handed to it.
+    from diagnostics.pod_fit import AVOIDS_KARPENTER, fit
+
+    prefers = """  affinity:
+    nodeAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        preference:
+          matchExpressions: [{key: karpenter.sh/nodepool, operator: DoesNotExist}]
+"""
+    snap = snapshot(GPU_POOL, NODECLASS, pod("plain-0", tolerations=TOLERATES),
+                    pod("opted-out-0", tolerations=TOLERATES, affinity=prefers))
+    plain, opted = (next(p for p in snap.pods if p.name == n) for n in ("plain-0", "opted-out-0"))
+    assert any(pf.fits for pf in fit(snap, plain).pools)
+    pools = fit(snap, opted).pools
+    assert pools and all(any(r.kind == AVOIDS_KARPENTER for r in pf.reasons) for pf in pools)

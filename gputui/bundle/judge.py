@@ -44,10 +44,15 @@ def rebuild(snap: Snapshot, got: Gathered, sources: dict[str, SourceStatus]) -> 
 def report_for(snap: Snapshot, target: ObjectRef | None) -> Report:
     """The checks over the bundle's snapshot, focused on the target as `gputui diagnose TARGET` does, with
     the verdict attached either way."""
+    return judged(run_checks(snap), snap, target)
+
+
+def judged(report: Report, snap: Snapshot, target: ObjectRef | None) -> Report:
+    """`report` focused on the target (its verdict with it), or the whole cluster's with its verdict: the one
+    step `gputui diagnose` and a bundle's report.json share, so both print the same verdict."""
     from diagnostics.relations import focus
     from diagnostics.verdict import judge
 
-    report = run_checks(snap)
     return focus(report, snap, target) if target is not None else replace(report, verdict=judge(report))
 
 

@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from diagnostics import run as run_checks
 from diagnostics.model import Report, Severity
-from diagnostics.relations import focus
 from diagnostics.registry import RegistryError, all_checks
 from gputui import clock
 from gputui.cli import UsageError, skip_teardown
@@ -58,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
         report = run_checks(snap, only=args.only, ignore=args.ignore)
     except RegistryError as exc:
         raise UsageError(str(exc)) from None
-    report = focus(report, snap, target.ref) if target.ref is not None else with_verdict(report)
+    from gputui.bundle.judge import judged
+
+    report = judged(report, snap, target.ref)
     emit(report, args.output, verbose=getattr(args, "verbose", False))
     code = exit_code(report)
     skip_teardown()  # everything is printed; nothing but atexit handlers is left to clean up
@@ -92,15 +93,6 @@ def exit_code(report: Report) -> int:
 
         print(f"gputui: warning: {visible(verdict.headline, limit=1000)}", file=sys.stderr)
     return int(for_severity(max(report.worst, verdict.floor)))
-
-
-def with_verdict(report: Report) -> Report:
-    """A whole-cluster report with its verdict attached (a focused one gets it from `focus`)."""
-    from dataclasses import replace
-
-    from diagnostics.verdict import judge
-
-    return replace(report, verdict=judge(report))
 
 
 def emit(report: Report, output: str, *, verbose: bool = False) -> None:

@@ -36,8 +36,9 @@ def _map(v: Any) -> Mapping[str, Any]:
 
 def pod_claims(pod: Pod) -> list[PodClaim]:
     """The claims the pod needs, resolved to ResourceClaim names where the API already did."""
-    spec = _map(_map(pod.obj).get("spec"))
-    status = _map(_map(pod.obj).get("status"))
+    obj = _map(pod.obj)  # a packed pod rebuilds its object on each read of `obj`
+    spec = _map(obj.get("spec"))
+    status = _map(obj.get("status"))
     made = {str(_map(s).get("name")): str(_map(s).get("resourceClaimName") or "")
             for s in _list(status.get("resourceClaimStatuses"))}
     out = []

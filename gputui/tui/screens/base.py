@@ -115,8 +115,24 @@ class DataScreen(Screen[None]):
         return None
 
     def action_back(self) -> None:
+        """Esc as in k9s: clear an open or non-empty filter first, then go back."""
+        if self.clear_filter():
+            return
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
+
+    def clear_filter(self) -> bool:
+        """Clear this screen's filter bar when it is open or set; False when there was none to clear."""
+        from gputui.tui.widgets.filter_bar import FilterBar
+
+        try:
+            bar = self.query_one(FilterBar)
+        except NoMatches:
+            return False
+        if not (bar.value or bar.has_class("-shown")):
+            return False
+        bar.action_clear_filter()
+        return True
 
     def action_yaml(self) -> None:
         ref = self.selected_ref()

@@ -20,14 +20,6 @@ from gputui.tui.widgets.keyed_table import KeyedTable, set_height
 
 class FindingsScreen(DataScreen):
     BINDINGS = [Binding("slash", "filter", "Filter", show=True)]
-
-    def action_back(self) -> None:
-        """Esc as in k9s: clear the filter first, then go back."""
-        bar = self.query_one(FilterBar)
-        if bar.value or bar.has_class("-shown"):
-            bar.action_clear_filter()
-            return
-        super().action_back()
     ALLOW_IN_MAXIMIZED_VIEW = "Header, StatusLine, FilterBar, Footer"
     ESCAPE_TO_MINIMIZE = False
 

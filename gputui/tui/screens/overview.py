@@ -236,10 +236,7 @@ class OverviewScreen(DataScreen):
 
     def action_clear_filter(self) -> None:
         """Esc as in k9s: clear the filter first, then leave the maximized view."""
-        bar = self.query_one(FilterBar)
-        if bar.value or bar.has_class("-shown"):
-            bar.action_clear_filter()
-        elif self.maximized is not None:
+        if not self.clear_filter() and self.maximized is not None:
             self.minimize()
 
     def action_debug(self) -> None:

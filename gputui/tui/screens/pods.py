@@ -123,13 +123,6 @@ class PodsScreen(DataScreen):
     def _filter_done(self) -> None:
         self.query_one("#gpu-pods", KeyedTable).focus()
 
-    def action_back(self) -> None:
-        bar = self.query_one(FilterBar)
-        if bar.value or bar.has_class("-shown"):
-            bar.action_clear_filter()
-            return
-        super().action_back()
-
     def action_debug(self) -> None:
         ref = self.selected_ref()
         snap = self.gapp.detail_snapshot

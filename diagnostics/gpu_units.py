@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from diagnostics.gpu_count import expected_gpus
 from diagnostics.pool_accelerators import accelerators_for
 from diagnostics.records import Node, Resources
 
@@ -63,20 +64,20 @@ class GpuUnits:
 
 
 def physical_gpus(node: Node) -> float:
-    """Whole GPUs in the machine, from the labels that count them (not from the advertised resources)."""
+    """Whole GPUs in the machine, from the labels that count them (not from the advertised resources).
+
+    For NVIDIA nodes this is `gpu_count.expected_gpus`, the count nvidia-smi must list, so a node row
+    and the debug pod's verdict never disagree; other vendors' accelerators follow.
+    """
     labels = node.labels
-    for key in ("karpenter.k8s.aws/instance-gpu-count", "cloud.google.com/gke-accelerator-count",
-                "karpenter.k8s.aws/instance-accelerator-count"):
-        n = _num(labels.get(key))
-        if n:
-            return n
+    nvidia = expected_gpus(labels)
+    if nvidia is not None:
+        return float(nvidia.count)
+    n = _num(labels.get("karpenter.k8s.aws/instance-accelerator-count"))
+    if n:
+        return n
     known = accelerators_for(node.instance_type)
-    if known is not None:
-        return float(known[1])
-    # GFD's count is of MIG devices under the single strategy and of replicas never: only use it unsplit.
-    if labels.get("nvidia.com/mig.strategy") != "single" and "-MIG-" not in labels.get("nvidia.com/gpu.product", ""):
-        return _num(labels.get("nvidia.com/gpu.count"))
-    return 0.0
+    return float(known[1]) if known is not None else 0.0
 
 
 def gpu_units(node: Node, resources: Resources | None = None) -> GpuUnits:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from diagnostics.wording import counted
+
 
 EVIDENCE_TEXT_LIMIT = 300
 
@@ -150,9 +152,9 @@ class Impact:
         """`8 GPUs stalled, 1 pod blocked`; '' when there is nothing to count."""
         parts = []
         if self.gpus:
-            parts.append(f"{self.gpus:g} GPU{'s' if self.gpus != 1 else ''} {self.gpus_what}")
+            parts.append(f"{counted(self.gpus, 'GPU')} {self.gpus_what}")
         if self.pods:
-            parts.append(f"{self.pods} pod{'s' if self.pods != 1 else ''} blocked")
+            parts.append(f"{counted(self.pods, 'pod')} blocked")
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from diagnostics.accelerator_stack import gke_names
@@ -112,18 +113,35 @@ def _scale_up_failures(snap: Snapshot) -> list[Event]:
     return out
 
 
-def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
-    """The autoscaler's latest word on the pod when it is bad news (no scale-up, or a failed one)."""
+@dataclass(frozen=True, slots=True)
+class _Cluster:
+    """What `verdict` reads of the whole cluster: worked out once per run, not once per pending pod."""
+
+    gke: bool
+    autopilot: bool
+    pools: dict[str, str]
+    failures: list[Event]
+
+
+def _cluster(snap: Snapshot) -> _Cluster:
+    return _Cluster(_gke(snap), _autopilot(snap), _pools(snap), _scale_up_failures(snap))
+
+
+def verdict(snap: Snapshot, pod: Pod, facts: Callable[[], _Cluster] | None = None) -> Verdict | None:
+    """The autoscaler's latest word on the pod when it is bad news (no scale-up, or a failed one).
+
+    `facts`: the run's `_cluster(snap)`, asked only for a pod the autoscaler spoke about."""
     events = [e for e in snap.index.events("Pod", pod.name, pod.namespace)
               if e.source == CA or e.reason in ("NotTriggerScaleUp", "TriggeredScaleUp")]
     if not events:
         return None
     last = events[-1]
-    gke = _gke(snap)
+    c = facts() if facts is not None else _cluster(snap)
+    gke = c.gke
     cluster, pool = gke_names(snap, pod)
     accel = _accelerator(pod)
     if last.reason == "TriggeredScaleUp":
-        failed = [e for e in _scale_up_failures(snap)
+        failed = [e for e in c.failures
                   if (last.last_seen is None or e.last_seen is None or e.last_seen >= last.last_seen)]
         if not failed:
             return None  # a node is on its way
@@ -142,7 +160,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
         return Verdict(f, (), f"the scale-up it triggered failed: {what}", fix, tuple(steps))
     reasons = reasons_of(last.message)
     text = " ".join(r for _, r in reasons)
-    pools = _pools(snap)
+    pools = c.pools
     cmds: tuple[str, ...]
     if "max node group size reached" in text:
         cause = "the node pool(s) that could take it are at their maximum size"
@@ -154,7 +172,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
                       "node gives the pod room without a new one")
             fix = "Fix the node that advertises no GPUs first (gpu-not-advertised); or raise the pool's maximum size."
         cmds = ((f"gcloud container clusters update {cluster} --node-pool {pool} --enable-autoscaling --max-nodes N",)
-                if gke and not _autopilot(snap) else ("kubectl -n kube-system describe configmap cluster-autoscaler-status",))
+                if gke and not c.autopilot else ("kubectl -n kube-system describe configmap cluster-autoscaler-status",))
     elif "in backoff after failed scale-up" in text:
         cause = "the node pool is in backoff after a failed scale-up (5 to 30 minutes)"
         fix = "Find why the last scale-up failed (stockout, quota) in the autoscaler's status; it retries after the backoff."
@@ -164,7 +182,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
         fix = ("Raise the autoscaler's limits (GKE: node auto-provisioning resource limits for the accelerator, "
                "--max-accelerator) or free capacity.")
         cmds = ((f"gcloud container clusters update {cluster} {_NAP_LIMITS} "
-                 f"--max-accelerator type={accel or 'ACCELERATOR'},count=N",) if gke and not _autopilot(snap) else ())
+                 f"--max-accelerator type={accel or 'ACCELERATOR'},count=N",) if gke and not c.autopilot else ())
     elif "didn't match Pod's node affinity/selector" in text or "node(s) didn't match" in text:
         offered = sorted({a for a in pools.values() if a})
         if accel and gke and accel not in offered:
@@ -177,7 +195,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
                f"limit for {accel}; or change the pod's selector to an accelerator a pool offers"
                + (f" ({', '.join(offered)})" if offered else "") + ".") if accel and gke else (
             "Add a node group whose nodes carry the labels the pod selects, or fix the pod's selector.")
-        if accel and gke and _autopilot(snap):
+        if accel and gke and c.autopilot:
             # Autopilot provisions nodes from the pod's selector itself; there are no node pools to create.
             fix = (f"GKE Autopilot creates GPU nodes itself: check that {accel} with {max(int(count), 1)} GPU(s) per "
                    "pod is offered in the cluster's region and that the project has GPU quota there, or ask for an "
@@ -189,7 +207,7 @@ def verdict(snap: Snapshot, pod: Pod) -> Verdict | None:
                  "--max-nodes N",
                  f"gcloud container clusters update {cluster} {_NAP_LIMITS} "
                  f"--max-accelerator type={accel},count=N")
-                if accel and gke and not _autopilot(snap) else
+                if accel and gke and not c.autopilot else
                 (f"gcloud compute accelerator-types list --filter=name={accel}",) if accel and gke else ())
     elif "Insufficient" in text:
         cause = "even a new node of each group would lack the resources the pod asks for"
@@ -220,9 +238,10 @@ def pod_autoscaler_no_scale_up(snap: Snapshot) -> Iterator[Finding | int]:
     or use reservations / Spot / flex-start for a stockout; raise the GPU quota.
     """
     examined = 0
+    facts = functools.cache(lambda: _cluster(snap))
     for pod in snap.index.pending_gpu_pods:
         examined += 1
-        v = verdict(snap, pod)
+        v = verdict(snap, pod, facts)
         if v is None:
             continue
         e = v.event
@@ -230,7 +249,7 @@ def pod_autoscaler_no_scale_up(snap: Snapshot) -> Iterator[Finding | int]:
                              note=f"from {e.source or CA}")]
         if _accelerator(pod):
             ev.append(Evidence.field(pod.ref, "spec.nodeSelector[cloud.google.com/gke-accelerator]", _accelerator(pod)))
-        pools = _pools(snap)
+        pools = facts().pools
         if pools:
             ev.append(Evidence.field(None, "nodes: labels[cloud.google.com/gke-nodepool] -> [gke-accelerator]",
                                      {p: a or "no GPU" for p, a in sorted(pools.items())},

@@ -13,18 +13,28 @@ from textual.pilot import Pilot
 
 from gputui.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
+from gputui.tui.app import GputuiApp
 from gputui.tui.screens.debug import DebugScreen
+from tests.tui.test_navigation import wait_for
 
 StartSim = Callable[..., tuple[SimCluster, Path]]
 XID_NODE = "ip-10-0-30-117.ec2.internal"
 
 
-async def _wait(pilot: Pilot[object], pred: Callable[[], bool], timeout: float = 30.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if pred():
-            return
-        await pilot.pause(0.05)
-    assert pred(), "condition not met in time"
+async def _wait(pilot: Pilot[object], pred: Callable[[], bool]) -> None:
+    await wait_for(pilot, pred, timeout=30.0)
+
+
+async def _debug(pilot: Pilot[object], app: GputuiApp, node: str) -> tuple[int, str]:
+    """Runs the debug screen on `node`: its exit code and what it shows (200 columns, plain text)."""
+    screen = DebugScreen(node, None, None)
+    app.push_screen(screen)
+    await _wait(pilot, lambda: screen.done)
+    result = screen.result
+    assert result is not None
+    console = Console(width=200, record=True)
+    console.print(result.render())
+    return result.exit_code, console.export_text()
 
 
 async def test_debug_screen_and_gt801_agree_on_the_lost_gpu(start_sim: StartSim) -> None:
@@ -32,14 +42,8 @@ async def test_debug_screen_and_gt801_agree_on_the_lost_gpu(start_sim: StartSim)
     app = build_app(kubeconfig, title="test")
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        screen = DebugScreen(XID_NODE, None, None)
-        app.push_screen(screen)
-        await _wait(pilot, lambda: screen.done)
-        result = screen.result
-        assert result is not None and result.exit_code == 3
-        console = Console(width=200, record=True)
-        console.print(result.render())
-        shown = console.export_text()
+        exit_code, shown = await _debug(pilot, app, XID_NODE)
+        assert exit_code == 3
         assert "no GPU health problems found" not in shown
         assert "GPU 7 [gpu-lost]" in shown and "lists 7 of the 8 GPUs this node has" in shown
 
@@ -65,14 +69,8 @@ async def test_debug_screen_and_gt801_agree_when_only_the_table_was_read(start_s
     app = build_app(kubeconfig, title="test")
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        screen = DebugScreen(node, None, None)
-        app.push_screen(screen)
-        await _wait(pilot, lambda: screen.done)
-        result = screen.result
-        assert result is not None and result.exit_code == 4
-        console = Console(width=200, record=True)
-        console.print(result.render())
-        shown = console.export_text()
+        exit_code, shown = await _debug(pilot, app, node)
+        assert exit_code == 4
         assert "no GPU health problems found" not in shown
         assert "✓ no problem in what nvidia-smi's output shows (1 of 1 GPU(s)); not shown: remapped rows, " \
                "retired pages, reset required" in shown
@@ -95,14 +93,8 @@ async def test_debug_screen_and_gt801_agree_on_a_gpu_whose_health_cannot_be_read
     app = build_app(kubeconfig, title="test")
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        screen = DebugScreen(node, None, None)
-        app.push_screen(screen)
-        await _wait(pilot, lambda: screen.done)
-        result = screen.result
-        assert result is not None and result.exit_code == 4
-        console = Console(width=200, record=True)
-        console.print(result.render())
-        shown = console.export_text()
+        exit_code, shown = await _debug(pilot, app, node)
+        assert exit_code == 4
         assert "no GPU health problems found" not in shown and "✓" not in shown
         assert "GPU 0 [health-unreadable]" in shown and "could not read its health" in shown
 

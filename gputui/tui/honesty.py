@@ -125,14 +125,14 @@ def blind_checks(report: Report) -> list[str]:
 def findings_summary(report: Report | None, snap: Snapshot | None = None) -> Text:
     """`3 findings: 2 error · 1 warning`; `✓ no problems found` only when no check was kept from looking
     and no source is stale; otherwise what could not be seen, in yellow or red."""
-    from gputui.tui.cells import findings_summary as counts
+    from gputui.tui.cells import finding_counts
 
     if report is None:
         return Text("running diagnostics…", style="dim")
     blind = blind_checks(report)
     seen = sight(snap) if snap is not None else Sight(OK, "● live")
     if report.findings:
-        t = counts(report)
+        t = finding_counts(report)
         if blind:
             t.append(f" · {len(blind)} could not look", style="bold yellow")
         return t

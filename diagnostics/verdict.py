@@ -94,7 +94,28 @@ def blind_spots(report: Report) -> tuple[str, ...]:
         if kept_from_looking(r):
             reason = r.reason if r.status is CheckStatus.SKIPPED else f"{r.check} errored ({r.reason})"
             by_reason.setdefault(reason, []).append(r.check)
-    return tuple(f"{reason} - cannot rule out: {', '.join(checks)}" for reason, checks in by_reason.items())
+    out = [f"{reason} - cannot rule out: {', '.join(checks)}" for reason, checks in by_reason.items()]
+    out += [f"{reason} - passed without it: {', '.join(checks)}" for reason, checks in _unseen_optional(report).items()]
+    return tuple(out)
+
+
+def _unseen_optional(report: Report) -> dict[str, list[str]]:
+    """Passed checks that ran without a source they use when present (`optional`), because it was
+    forbidden or unreachable: e.g. PDBs forbidden, consolidation-blocked passed without its blockers.
+    A pass judged without part of its evidence is no all-clear."""
+    from diagnostics.registry import find
+    from diagnostics.snapshot import SourceState
+
+    blind_states = {SourceState.FORBIDDEN.value, SourceState.UNREACHABLE.value}
+    out: dict[str, list[str]] = {}
+    for r in report.results:
+        spec = find(r.check) if r.status is CheckStatus.PASSED else None
+        for name in spec.optional if spec is not None else ():
+            st = report.sources.get(name) or {}
+            if st.get("state") in blind_states:
+                detail = f" ({st['detail']})" if st.get("detail") else ""
+                out.setdefault(f"{name}: {st['state']}{detail}", []).append(r.check)
+    return out
 
 
 def _counts(findings: list[Finding]) -> str:

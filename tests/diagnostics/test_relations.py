@@ -184,6 +184,15 @@ def test_a_forbidden_source_says_what_it_cannot_rule_out() -> None:
                                                    "spot-capacity-shortage",)
 
 
+def test_a_pass_judged_without_a_forbidden_optional_source_is_no_all_clear() -> None:
+    """GT201 uses DaemonSets when it may read them: with them forbidden its pass is only partly judged."""
+    report = replace(_clean(), sources={"daemonsets": {"state": "forbidden", "detail": "list daemonsets.apps"}})
+    v = judge(report)
+    assert v.verdict == INCOMPLETE and v.floor == Severity.WARNING
+    assert v.blind == ("daemonsets: forbidden (list daemonsets.apps) - passed without it: gpu-not-advertised",)
+    assert "no problems found" not in _render(replace(report, verdict=v)).lower()
+
+
 def test_a_component_that_is_not_installed_does_not_block_an_all_clear() -> None:
     absent = CheckResult("nodeclaim-launch-failed", "GT301", "t", CheckStatus.SKIPPED,
                          reason="nodeclaims: not installed (CRD absent)")

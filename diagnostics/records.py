@@ -1,6 +1,6 @@
 """Light, typed views of the Kubernetes objects checks read.
 
-Records are built once when an object enters the cache (gputui.ingest), not on every
+Records are built once when an object enters the cache (gputui.kube.ingest), not on every
 diagnostics run. Quantities arrive already parsed (floats) because `diagnostics` may not
 import the kubernetes client; `obj` keeps the projected object for evidence paths the record
 does not surface.

@@ -18,14 +18,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from diagnostics.carry import CARRIED
-from diagnostics.matching import node_matches
-from diagnostics.messages import parse_nominated
+from diagnostics.facts.matching import node_matches
+from diagnostics.facts.messages import parse_nominated
 from diagnostics.model import CheckResult, CheckStatus, Finding, Impact, ObjectRef, Report, Severity
-from diagnostics.node_health import node_gpu_total
-from diagnostics.pending import Triage, triage
-from diagnostics.pod_events import PodScheduling
-from diagnostics.pod_fit import BLOCKING_EFFECTS, LIMIT, NOT_READY, fit, is_lifecycle_taint, scheduling_gates
-from diagnostics.pool_accelerators import FAMILIES, accelerators_for, base_resource
+from diagnostics.facts.node_health import node_gpu_total
+from diagnostics.facts.pending import Triage, triage
+from diagnostics.facts.pod_events import PodScheduling
+from diagnostics.facts.pod_fit import BLOCKING_EFFECTS, LIMIT, NOT_READY, fit, is_lifecycle_taint, scheduling_gates
+from diagnostics.facts.pool_accelerators import FAMILIES, accelerators_for, base_resource
 from diagnostics.records import Node, NodeClaim, Pod, accelerator_total, accelerators, tolerates_all
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import memoized

@@ -24,7 +24,7 @@ from diagnostics.records import (
 )
 from diagnostics.carry import CARRIED, Generations, canonical
 from diagnostics.index_parts import build_events, build_pods
-from diagnostics.pool_accelerators import accelerators_for
+from diagnostics.facts.pool_accelerators import accelerators_for
 
 # Source names (check `requires=` and SourceStatus keys).
 KUBE_SOURCES = ("nodes", "pods", "events", "namespaces", "daemonsets", "pdbs", "runtimeclasses",
@@ -105,18 +105,18 @@ class Snapshot:
     cluster: Mapping[str, Any] = field(default_factory=dict)
     """Context name, server, Kubernetes version; the server is sensitive (bundles hash it)."""
     aws: Any = None
-    """AWS facts (diagnostics.aws_facts.AwsFacts) when the AWS source ran."""
+    """AWS facts (diagnostics.facts.aws_facts.AwsFacts) when the AWS source ran."""
     metrics: Any = None
-    """Prometheus samples (diagnostics.metric_facts.MetricFacts) when Prometheus was queried."""
+    """Prometheus samples (diagnostics.facts.metric_facts.MetricFacts) when Prometheus was queried."""
     gpu_reports: Mapping[str, Any] = field(default_factory=dict)
     """nvidia-smi results by node name (plain JSON from the debug pod parser)."""
     pod_logs: Mapping[str, str] = field(default_factory=dict)
     """Log tails of the accelerator-stack containers that keep a GPU node from advertising its GPUs, by
     `namespace/pod/container` (the previous run's when it restarted); read by the one-shot collection
-    (diagnostics.accelerator_stack.logs_to_read), absent in the live view."""
+    (diagnostics.facts.accelerator_stack.logs_to_read), absent in the live view."""
     resource_claims: Mapping[str, Any] = field(default_factory=dict)
     """DRA ResourceClaims pending pods wait on, by `namespace/name`: the object as read, or `{"error": why}`
-    when it could not be read; read by the one-shot collection (gputui.dra_claims), absent in the live view."""
+    when it could not be read; read by the one-shot collection (gputui.collect.dra_claims), absent in the live view."""
     target: str = "cluster"
     pods_read_on: frozenset[str] | None = None
     """When the pods source is partial (read for one target): the nodes whose pods were all read."""

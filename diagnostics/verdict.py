@@ -142,7 +142,7 @@ def _unseen(blind: tuple[str, ...]) -> str:
 
 def judge(report: Report, snap: Snapshot | None = None, target: ObjectRef | None = None) -> Verdict:
     """The verdict of `report` (focused on `target` when given; `snap` is what it was computed from)."""
-    from diagnostics.pod_fit import held_by, scheduling_gates
+    from diagnostics.facts.pod_fit import held_by, scheduling_gates
     from diagnostics.relations import all_candidates, root_cause
 
     blind = blind_spots(report)
@@ -231,7 +231,7 @@ def _messages(snap: Snapshot | None, pod: Pod) -> tuple[str, ...]:
     """What kube-scheduler and Karpenter last said about the pod (and its PodScheduled condition)."""
     if snap is None:
         return ()
-    from diagnostics.pod_events import scheduling
+    from diagnostics.facts.pod_events import scheduling
 
     s = scheduling(snap, pod)
     out = []

@@ -1,5 +1,5 @@
 """`python -m gputui`."""
 
-from gputui.cli import entry
+from gputui.cli.main import entry
 
 entry()

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState, SourceStatus
-from gputui import ingest
+from gputui.kube import ingest
 from gputui.sim.kinds import _KINDS
 
 NOW = datetime(2026, 8, 21, 10, 0, 0, tzinfo=timezone.utc)

@@ -69,5 +69,70 @@ def test_the_layer_contracts_are_declared() -> None:
     assert set(contracts["checks-no-caches"]["forbidden_modules"]) == {
         "diagnostics.carry", "diagnostics.snapshot_memo", "diagnostics.index_parts"}
     assert set(contracts["one-shot-without-tui"]["source_modules"]) == {
-        "gputui.commands.diagnose", "gputui.collect", "gputui.output"}
-    assert set(contracts["sources-no-views"]["forbidden_modules"]) == {"gputui.tui", "gputui.output", "gputui.commands"}
+        "gputui.cli.diagnose", "gputui.collect.one_shot", "gputui.output"}
+    assert set(contracts["sources-no-views"]["forbidden_modules"]) == {"gputui.tui", "gputui.output", "gputui.cli"}
+
+
+def _folder(graph: Any, module: str) -> str:
+    """A package is its own folder; a plain module lives in its parent's."""
+    return module if graph.find_children(module) else module.rpartition(".")[0]
+
+
+def _import_cycles(graph: Any) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, edges = work[-1]
+            w = next(edges, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.find_modules_directly_imported_by(w)))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def test_no_import_cycle_crosses_a_folder() -> None:
+    """A cycle inside one folder is that folder's business; one across folders (the CLI and the TUI, a
+    screen and the app) means the layers in the tree are not the layers in the code. Imports under
+    TYPE_CHECKING are annotations, not load order, and do not count."""
+    import grimp
+
+    graph = grimp.build_graph("gputui", "diagnostics", exclude_type_checking_imports=True, cache_dir=None)
+    crossing = [c for c in _import_cycles(graph) if len({_folder(graph, m) for m in c}) > 1]
+    assert crossing == []
+
+
+def test_the_top_level_of_gputui_is_not_a_hallway() -> None:
+    """At most six modules loose at gputui/'s top level (dunder files included); everything else lives in
+    the folder that says what it is (kube, collect, cli, output, tui, bundle, debugpod, sim, dev)."""
+    loose = sorted(p.name for p in (ROOT / "gputui").glob("*.py"))
+    assert len(loose) <= 6, loose

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.bench.runner import parse_importtime
+from gputui.dev.bench.runner import parse_importtime
 from gputui.sim.cluster import SimCluster
 
 DATA = Path(__file__).resolve().parent / "sim" / "data" / "small.yaml"
@@ -78,7 +78,7 @@ def test_skipping_teardown_still_runs_atexit_cleanup(tmp_path: Path) -> None:
     code = ("import atexit, os, sys\n"
             f"open({str(secret)!r}, 'w').write('key')\n"
             f"atexit.register(os.remove, {str(secret)!r})\n"
-            "from gputui import cli\n"
+            "from gputui.cli import main as cli\n"
             "sys.argv = ['gputui', 'explain', '--list']\n"
             "cli.skip_teardown()\n"
             "cli.entry()\n")

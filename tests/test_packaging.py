@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV_TOOLING = ("gputui/bench/", "gputui/reliability/", "gputui/screenshots.py")
-DEV_MODULES = ("gputui.bench", "gputui.reliability", "gputui.screenshots")
+DEV_TOOLING = ("gputui/dev/",)
+DEV_MODULES = ("gputui.dev",)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def _imports(source: str) -> set[str]:
 def test_the_wheel_leaves_out_the_dev_tooling(wheel: zipfile.ZipFile) -> None:
     names = wheel.namelist()
     assert not [n for n in names if n.startswith(DEV_TOOLING)]
-    # The checkout has them (so `python -m gputui.bench` runs from an editable install).
+    # The checkout has them (so `python -m gputui.dev.bench` runs from an editable install).
     assert all((ROOT / d.rstrip("/")).exists() for d in DEV_TOOLING)
 
 
@@ -50,9 +50,9 @@ def test_the_wheel_holds_every_module_of_the_product(wheel: zipfile.ZipFile) -> 
     shipped = {p.relative_to(ROOT).as_posix() for pkg in ("gputui", "diagnostics") for p in (ROOT / pkg).rglob("*.py")
                if not p.relative_to(ROOT).as_posix().startswith(DEV_TOOLING)}
     assert shipped - names == set()
-    assert {"gputui/__main__.py", "gputui/cli.py", "diagnostics/checks/gpu_idle.py"} <= names
+    assert {"gputui/__main__.py", "gputui/cli/main.py", "diagnostics/checks/gpu_idle.py"} <= names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "gputui = gputui.cli:main" in wheel.read(entry_points).decode()
+    assert "gputui = gputui.cli.main:main" in wheel.read(entry_points).decode()
 
 
 def test_nothing_in_the_wheel_imports_the_dev_tooling(wheel: zipfile.ZipFile) -> None:

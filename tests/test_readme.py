@@ -25,7 +25,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_readme_checks_table_is_generated_from_the_registry() -> None:
-    from gputui.docs import render
+    from gputui.dev.docs import render
 
     text = (ROOT / "README.md").read_text()
-    assert render(text) == text, "run `python -m gputui.docs` to regenerate README's checks table"
+    assert render(text) == text, "run `python -m gputui.dev.docs` to regenerate README's checks table"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from diagnostics.carry import CARRIED, Generations, PerItem
-from diagnostics.disruption import (
+from diagnostics.facts.disruption import (
     DO_NOT_DISRUPT,
     Blocker,
     NodeDisruption,
@@ -18,7 +18,7 @@ from diagnostics.disruption import (
     refs_of,
     tolerates_disrupted,
 )
-from diagnostics.karpenter_controller import controller_namespace, logs_command
+from diagnostics.facts.karpenter_controller import controller_namespace, logs_command
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.records import Condition, Node, NodeClaim, Pod, accelerator_total, accelerators
 from diagnostics.registry import check

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from diagnostics.accelerator_stack import health_command, health_tool
-from diagnostics.gpu_units import gpu_units
-from diagnostics.gpu_components import host_evidence, plugin_on_host
+from diagnostics.facts.accelerator_stack import health_command, health_tool
+from diagnostics.facts.gpu_units import gpu_units
+from diagnostics.facts.gpu_components import host_evidence, plugin_on_host
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.node_health import (
+from diagnostics.facts.node_health import (
     blast_radius,
     clip,
     device_plugin_pod,
@@ -24,7 +24,7 @@ from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
 from diagnostics.snapshot_memo import carried
-from diagnostics.xid import lookup
+from diagnostics.facts.xid import lookup
 
 # Karpenter consistency controller (core nodeclaim/consistency/nodeshape.go), Warning on the NodeClaim.
 _CONSISTENCY_RE = re.compile(r"expected (?P<want>\S+) of resource (?P<res>\S+), but found (?P<got>\S+) "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from diagnostics.gpu_findings import debug_command, drain_commands, gpu_names, gpus_by_node, node_context, pods_of
-from diagnostics.metric_facts import ECC_DBE, XID_WINDOW, GpuLabels, NodeResolver, facts_for, in_words, metric_evidence
+from diagnostics.facts.gpu_findings import debug_command, drain_commands, gpu_names, gpus_by_node, node_context, pods_of
+from diagnostics.facts.metric_facts import ECC_DBE, XID_WINDOW, GpuLabels, NodeResolver, facts_for, in_words, metric_evidence
 from diagnostics.model import Finding, Remediation, Severity
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

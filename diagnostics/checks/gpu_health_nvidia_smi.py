@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from diagnostics.gpu_count import ExpectedGpus, expected_gpus
+from diagnostics.facts.gpu_count import ExpectedGpus, expected_gpus
 from diagnostics.model import Evidence, EvidenceKind, Finding, ObjectRef, Remediation, Severity
-from diagnostics.node_health import blast_radius, clip
+from diagnostics.facts.node_health import blast_radius, clip
 from diagnostics.records import Node, NodeClaim
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

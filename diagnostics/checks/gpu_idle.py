@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from diagnostics.gpu_findings import gpu_names, gpus_by_node, node_context, pods_of
-from diagnostics.metric_facts import (
+from diagnostics.facts.gpu_findings import gpu_names, gpus_by_node, node_context, pods_of
+from diagnostics.facts.metric_facts import (
     GPU_UTIL,
     IDLE_WINDOW,
     GpuLabels,

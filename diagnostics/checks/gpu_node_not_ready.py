@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from diagnostics.accelerator_stack import health_command
+from diagnostics.facts.accelerator_stack import health_command
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.node_health import (
+from diagnostics.facts.node_health import (
     blast_radius,
     clip,
     gpu_events,

@@ -10,8 +10,8 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from diagnostics.carry import PerItem, same_items
-from diagnostics.disruption import DO_NOT_DISRUPT, do_not_disrupt_state, do_not_disrupt_static
-from diagnostics.gpu_pools import (
+from diagnostics.facts.disruption import DO_NOT_DISRUPT, do_not_disrupt_state, do_not_disrupt_static
+from diagnostics.facts.gpu_pools import (
     CAPACITY_TYPE,
     blocking_taints,
     capacity_types,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from diagnostics.accelerator_stack import Diagnosis, diagnose_node, startup_note
-from diagnostics.node_health import nominations, pending_nominated_to, waiting_pods
+from diagnostics.facts.accelerator_stack import Diagnosis, diagnose_node, startup_note
+from diagnostics.facts.node_health import nominations, pending_nominated_to, waiting_pods
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
 from diagnostics.registry import check

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from diagnostics.gpu_findings import drain_commands, node_context, replace_commands
-from diagnostics.metric_facts import (
+from diagnostics.facts.gpu_findings import drain_commands, node_context, replace_commands
+from diagnostics.facts.metric_facts import (
     RETIRED_DBE,
     RMA_WINDOW,
     ROW_REMAP_FAILURE,
@@ -27,7 +27,7 @@ from diagnostics.metric_facts import (
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.xid import lookup
+from diagnostics.facts.xid import lookup
 
 RMA_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, *range(144, 151)})
 """Xids that point at the GPU's hardware (memory, bus, NVLink, GSP firmware), not at the job. Blackwell adds

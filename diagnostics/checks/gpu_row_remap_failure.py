@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from diagnostics.gpu_findings import (
+from diagnostics.facts.gpu_findings import (
     debug_command,
     drain_commands,
     gpu_names,
@@ -13,7 +13,7 @@ from diagnostics.gpu_findings import (
     pods_of,
     replace_commands,
 )
-from diagnostics.metric_facts import (
+from diagnostics.facts.metric_facts import (
     ROW_REMAP_FAILURE,
     UNCORRECTABLE_REMAPPED_ROWS,
     GpuLabels,

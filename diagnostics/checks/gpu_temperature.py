@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from diagnostics.gpu_findings import debug_command, gpu_names, gpus_by_node, node_context, pods_of
-from diagnostics.metric_facts import GPU_TEMP, NodeResolver, facts_for, metric_evidence
+from diagnostics.facts.gpu_findings import debug_command, gpu_names, gpus_by_node, node_context, pods_of
+from diagnostics.facts.metric_facts import GPU_TEMP, NodeResolver, facts_for, metric_evidence
 from diagnostics.model import Finding, Remediation, Severity
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

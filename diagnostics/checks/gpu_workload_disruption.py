@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from diagnostics.aws_facts import region_of_zone
-from diagnostics.disruption import (
+from diagnostics.facts.aws_facts import region_of_zone
+from diagnostics.facts.disruption import (
     DO_NOT_DISRUPT,
     blocking_pdb,
     do_not_disrupt_state,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timezone
 
-from diagnostics.gpu_findings import (
+from diagnostics.facts.gpu_findings import (
     debug_command,
     drain_commands,
     gpus_by_node,
@@ -13,7 +13,7 @@ from diagnostics.gpu_findings import (
     pods_of,
     reboot_commands,
 )
-from diagnostics.metric_facts import (
+from diagnostics.facts.metric_facts import (
     XID,
     XID_COUNT,
     XID_WINDOW,
@@ -30,7 +30,7 @@ from diagnostics.metric_facts import (
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.xid import Xid, lookup
+from diagnostics.facts.xid import Xid, lookup
 
 
 def _ago(sample: Sample, ts: float | None) -> str:

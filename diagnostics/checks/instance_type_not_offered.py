@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from diagnostics.aws_facts import (
+from diagnostics.facts.aws_facts import (
     INSTANCE_TYPES,
     OFFERINGS,
     AwsFacts,
@@ -17,9 +17,9 @@ from diagnostics.aws_facts import (
     named_values,
     spot_alternatives,
 )
-from diagnostics.gpu_pools import INSTANCE_FAMILY, INSTANCE_TYPE, fitting_pools, gpu_admission, is_gpu_pool
+from diagnostics.facts.gpu_pools import INSTANCE_FAMILY, INSTANCE_TYPE, fitting_pools, gpu_admission, is_gpu_pool
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.nodeclass_health import selector_failure
+from diagnostics.facts.nodeclass_health import selector_failure
 from diagnostics.records import NodePool
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

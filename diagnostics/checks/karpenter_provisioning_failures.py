@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from diagnostics.metric_facts import FAILURE_WINDOW, KARPENTER, Sample, facts_for, in_words, metric_evidence
+from diagnostics.facts.metric_facts import FAILURE_WINDOW, KARPENTER, Sample, facts_for, in_words, metric_evidence
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

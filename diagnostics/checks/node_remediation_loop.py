@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from diagnostics.metric_facts import KARPENTER, REPAIR_WINDOW, MetricUnavailable, Sample, facts_for, in_words, \
+from diagnostics.facts.metric_facts import KARPENTER, REPAIR_WINDOW, MetricUnavailable, Sample, facts_for, in_words, \
     metric_evidence
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.node_health import (
+from diagnostics.facts.node_health import (
     REPAIR_POLICIES,
     blast_radius,
     clip,

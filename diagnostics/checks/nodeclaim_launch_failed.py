@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.node_health import claim_age_from, clip, nominations, stamp, waiting_pods
+from diagnostics.facts.node_health import claim_age_from, clip, nominations, stamp, waiting_pods
 from diagnostics.records import NodeClaim, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

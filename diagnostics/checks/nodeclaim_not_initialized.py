@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.node_health import (
+from diagnostics.facts.node_health import (
     accelerator_resource,
     claim_age_from,
     clip,

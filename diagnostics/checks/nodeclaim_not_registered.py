@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.node_health import claim_age_from, clip, instance_id, nominations, stamp, waiting_pods
+from diagnostics.facts.node_health import claim_age_from, clip, instance_id, nominations, stamp, waiting_pods
 from diagnostics.records import Condition, NodeClaim, NodeClass, Pod, accelerator_total
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.nodeclass_health import (
+from diagnostics.facts.nodeclass_health import (
     dependent_pods,
     nothing_happens_evidence,
     other_failures,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from diagnostics.aws_facts import selector_aws_evidence
+from diagnostics.facts.aws_facts import selector_aws_evidence
 from diagnostics.model import Finding, Severity
-from diagnostics.nodeclass_health import selector_failure, selector_finding
+from diagnostics.facts.nodeclass_health import selector_failure, selector_finding
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 

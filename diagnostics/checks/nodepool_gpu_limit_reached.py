@@ -7,11 +7,11 @@ import math
 from collections.abc import Iterator
 
 from diagnostics.carry import Generations
-from diagnostics.messages import LIMITS, NODE_LIMITS, KarpenterFragment
+from diagnostics.facts.messages import LIMITS, NODE_LIMITS, KarpenterFragment
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.pending import placeable
-from diagnostics.pod_events import PodScheduling, clip, event_evidence, events_note
-from diagnostics.pod_fit import LIMIT, FitReason, PodFit, PoolFit, qty
+from diagnostics.facts.pending import placeable
+from diagnostics.facts.pod_events import PodScheduling, clip, event_evidence, events_note
+from diagnostics.facts.pod_fit import LIMIT, FitReason, PodFit, PoolFit, qty
 from diagnostics.records import NodePool, Pod, is_accelerator
 from diagnostics.registry import check
 from diagnostics.relations import karpenter_ignores

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from diagnostics.metric_facts import NODEPOOL_USAGE, Sample, facts_for, is_accelerator_type, metric_evidence
+from diagnostics.facts.metric_facts import NODEPOOL_USAGE, Sample, facts_for, is_accelerator_type, metric_evidence
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.pod_fit import LIMIT, fit_pool
+from diagnostics.facts.pod_fit import LIMIT, fit_pool
 from diagnostics.records import is_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.nodeclass_health import dependent_pods, nodeclass_failing, nothing_happens_evidence, short
+from diagnostics.facts.nodeclass_health import dependent_pods, nodeclass_failing, nothing_happens_evidence, short
 from diagnostics.records import Condition, NodePool
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

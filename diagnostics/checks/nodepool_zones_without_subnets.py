@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from diagnostics.aws_facts import (
+from diagnostics.facts.aws_facts import (
     ZONE_ID,
     AwsFacts,
     Subnet,
@@ -16,9 +16,9 @@ from diagnostics.aws_facts import (
     subject_ref,
     usable_facts,
 )
-from diagnostics.gpu_pools import ZONE, pool_fits_pod
+from diagnostics.facts.gpu_pools import ZONE, pool_fits_pod
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.nodeclass_health import selector_failure, tag_args
+from diagnostics.facts.nodeclass_health import selector_failure, tag_args
 from diagnostics.records import NodeClass, NodePool, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

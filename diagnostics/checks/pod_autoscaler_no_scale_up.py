@@ -7,11 +7,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from diagnostics.accelerator_stack import gke_names
-from diagnostics.matching import node_matches
+from diagnostics.facts.accelerator_stack import gke_names
+from diagnostics.facts.matching import node_matches
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.node_health import gpu_not_advertised_would_report
-from diagnostics.pod_events import clip
+from diagnostics.facts.node_health import gpu_not_advertised_would_report
+from diagnostics.facts.pod_events import clip
 from diagnostics.records import Event, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

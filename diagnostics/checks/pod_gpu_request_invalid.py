@@ -10,14 +10,14 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from diagnostics.carry import CARRIED
-from diagnostics.pool_accelerators import KARPENTER_MODELED, max_devices
+from diagnostics.facts.pool_accelerators import KARPENTER_MODELED, max_devices
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.pod_events import clip
+from diagnostics.facts.pod_events import clip
 from diagnostics.records import Event, Pod, looks_like_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import carried
-from diagnostics.workloads import owner_workload
+from diagnostics.facts.workloads import owner_workload
 
 # Resource names device plugins really register (anything else accelerator-looking is probably a typo).
 KNOWN = KARPENTER_MODELED | {"nvidia.com/gpu.shared", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe",

@@ -6,13 +6,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from diagnostics.carry import CARRIED
-from diagnostics.gpu_units import MIG_PREFIX, SHARED, gpu_units, node_model
-from diagnostics.matching import node_matches
+from diagnostics.facts.gpu_units import MIG_PREFIX, SHARED, gpu_units, node_model
+from diagnostics.facts.matching import node_matches
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.records import Node, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.workloads import owner_workload
+from diagnostics.facts.workloads import owner_workload
 
 GPU = "nvidia.com/gpu"
 GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"

@@ -6,16 +6,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from diagnostics.carry import Generations
-from diagnostics.messages import TAINT as K_TAINT
+from diagnostics.facts.messages import TAINT as K_TAINT
 from diagnostics.model import CheckSkipped, Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.pending import placeable
-from diagnostics.pod_events import PodScheduling, event_evidence, events_note
-from diagnostics.pod_fit import NodeFit, PodFit, PoolFit, accel_text
+from diagnostics.facts.pending import placeable
+from diagnostics.facts.pod_events import PodScheduling, event_evidence, events_note
+from diagnostics.facts.pod_fit import NodeFit, PodFit, PoolFit, accel_text
 from diagnostics.records import Pod, Taint
 from diagnostics.registry import check
 from diagnostics.relations import karpenter_ignores
 from diagnostics.snapshot import Snapshot
-from diagnostics.workloads import (
+from diagnostics.facts.workloads import (
     Workload,
     owner_workload,
     template_tolerations,

@@ -8,17 +8,17 @@ from typing import TypeVar
 
 from diagnostics.checks.pod_gpu_resource_mismatch import mismatches
 from diagnostics.carry import Generations
-from diagnostics.messages import LIMITS, NODE_LIMITS, KarpenterMessage
+from diagnostics.facts.messages import LIMITS, NODE_LIMITS, KarpenterMessage
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.pending import placeable
-from diagnostics.pod_events import (
+from diagnostics.facts.pending import placeable
+from diagnostics.facts.pod_events import (
     PodScheduling,
     capacity_errors,
     clip,
     event_evidence,
     events_note,
 )
-from diagnostics.pod_fit import (
+from diagnostics.facts.pod_fit import (
     ACCELERATOR,
     AVOIDS_KARPENTER,
     LIMIT,
@@ -35,7 +35,7 @@ from diagnostics.records import Event, Pod, is_accelerator
 from diagnostics.registry import check
 from diagnostics.relations import karpenter_ignores
 from diagnostics.snapshot import Snapshot
-from diagnostics.workloads import Workload, owner_workload
+from diagnostics.facts.workloads import Workload, owner_workload
 
 T = TypeVar("T")
 

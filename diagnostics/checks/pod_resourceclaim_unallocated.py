@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from diagnostics.carry import CARRIED
-from diagnostics.dra import claim_state, pod_claims
+from diagnostics.facts.dra import claim_state, pod_claims
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.pod_events import clip
+from diagnostics.facts.pod_events import clip
 from diagnostics.records import Event, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

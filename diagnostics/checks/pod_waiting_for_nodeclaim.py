@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from diagnostics.carry import Generations
-from diagnostics.karpenter_controller import controller_namespace, logs_command
+from diagnostics.facts.karpenter_controller import controller_namespace, logs_command
 from diagnostics.model import Evidence, EvidenceKind, Finding, ObjectRef, Remediation, Severity
-from diagnostics.pending import Triage, triage
-from diagnostics.pod_events import clip
-from diagnostics.pod_fit import accel_text
-from diagnostics.accelerator_stack import health_command
+from diagnostics.facts.pending import Triage, triage
+from diagnostics.facts.pod_events import clip
+from diagnostics.facts.pod_fit import accel_text
+from diagnostics.facts.accelerator_stack import health_command
 from diagnostics.records import Node, NodeClaim
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from diagnostics.carry import CARRIED, Generations
-from diagnostics.gpu_pools import (
+from diagnostics.facts.gpu_pools import (
     CAPACITY_TYPE,
     GPU_NAME,
     INSTANCE_TYPE,
@@ -27,11 +27,11 @@ from diagnostics.gpu_pools import (
     spot_only,
 )
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.nodeclass_health import short
-from diagnostics.pod_shape import Shape, pod_shape
+from diagnostics.facts.nodeclass_health import short
+from diagnostics.facts.pod_shape import Shape, pod_shape
 from diagnostics.records import Event, NodeClaim, NodePool, Pod
-from diagnostics.aws_facts import region_of_zone, spot_advice_evidence
-from diagnostics.messages import OFFERING_FRAGMENTS, Nomination, parse_nominated
+from diagnostics.facts.aws_facts import region_of_zone, spot_advice_evidence
+from diagnostics.facts.messages import OFFERING_FRAGMENTS, Nomination, parse_nominated
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.snapshot_memo import carried

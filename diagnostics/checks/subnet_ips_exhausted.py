@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from diagnostics.aws_facts import SUBNETS, AwsFacts, Subnet, aws_evidence, class_subnets, facts_for, launch_zones
+from diagnostics.facts.aws_facts import SUBNETS, AwsFacts, Subnet, aws_evidence, class_subnets, facts_for, launch_zones
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.nodeclass_health import pools_using, short, tag_args
+from diagnostics.facts.nodeclass_health import pools_using, short, tag_args
 from diagnostics.records import NodeClass, NodePool
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot

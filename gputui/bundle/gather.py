@@ -18,10 +18,10 @@ from typing import Any
 from diagnostics.model import ObjectRef
 from diagnostics.snapshot import Snapshot, SourceState, SourceStatus
 from gputui.bundle.scope import Key, Selection, gpu_related, key
-from gputui.kubeapi import Api, BrokenAnswer, KubeError, Unreachable
-from gputui.reads import retrying
-from gputui.resources import RESOURCES, Resource
-from gputui.sources.kube import iter_pages
+from gputui.kube.api import Api, BrokenAnswer, KubeError, Unreachable
+from gputui.collect.reads import retrying
+from gputui.kube.resources import RESOURCES, Resource
+from gputui.kube.informer import iter_pages
 
 Obj = dict[str, Any]
 
@@ -179,7 +179,7 @@ def _pods(rd: _Reader, snap: Snapshot, target: ObjectRef | None, sel: Selection,
         # The live snapshot read every pod already: one more paged pass, keeping the GPU-related ones.
         wanted = sel.pods
         return rd.list("pods", "GPU-related pods", keep=lambda o: obj_key(o) in wanted), True
-    from gputui.ingest import record
+    from gputui.kube.ingest import record
 
     on = set(sel.gpu_nodes)
 

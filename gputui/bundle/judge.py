@@ -14,7 +14,7 @@ from diagnostics.model import ObjectRef, Report
 from diagnostics.snapshot import Snapshot, SourceState, SourceStatus
 from gputui.bundle.gather import Gathered
 from gputui.bundle.scope import Selection
-from gputui.kubeapi import Api
+from gputui.kube.api import Api
 
 
 def statuses(snap: Snapshot, got: Gathered) -> dict[str, SourceStatus]:
@@ -30,7 +30,7 @@ def statuses(snap: Snapshot, got: Gathered) -> dict[str, SourceStatus]:
 
 
 def rebuild(snap: Snapshot, got: Gathered, sources: dict[str, SourceStatus]) -> Snapshot:
-    from gputui.collect import snapshot_from_objects
+    from gputui.collect.one_shot import snapshot_from_objects
 
     rebuilt = snapshot_from_objects(got.objects, taken_at=snap.taken_at, statuses=sources,
                                     cluster=dict(snap.cluster), target=snap.target)

@@ -22,8 +22,8 @@ import orjson
 from gputui.bundle.gather import obj_key, raw_list
 from gputui.bundle.scope import Selection
 from gputui.bundle.manifest import LOGS_DIR
-from gputui.kubeapi import Api, KubeError, Unreachable
-from gputui.resources import RESOURCES
+from gputui.kube.api import Api, KubeError, Unreachable
+from gputui.kube.resources import RESOURCES
 
 Obj = dict[str, Any]
 KARPENTER_SELECTOR = "app.kubernetes.io/name=karpenter"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from gputui.resources import RESOURCES
+from gputui.kube.resources import RESOURCES
 
 FORMAT = "gputui-bundle"
 FORMAT_VERSION = 1

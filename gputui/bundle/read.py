@@ -118,7 +118,7 @@ class Bundle:
 
     def snapshot(self, target: ObjectRef | None = None) -> Snapshot:
         """The Snapshot the bundle holds, at the bundle's time; `target` names what to diagnose in it."""
-        from gputui.collect import snapshot_from_objects
+        from gputui.collect.one_shot import snapshot_from_objects
 
         statuses = self.statuses()
         objects = {s: self.objects(s) for s in KUBE_SOURCES}
@@ -187,7 +187,7 @@ class Bundle:
     def _pod_logs(self) -> dict[str, str]:
         """The GPU DaemonSet pods' log tails the bundle holds, by `namespace/pod/container` (a crashed container's
         previous run first), as the live `diagnose` reads them: the line naming a plugin's cause is only there."""
-        from gputui.stack_logs import TAIL_LINES
+        from gputui.collect.stack_logs import TAIL_LINES
 
         out: dict[str, str] = {}
         prefix = mf.LOGS_DIR + "/"

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from diagnostics.dra import pod_claims
-from diagnostics.gpu_components import device_plugin_daemonsets, operator_daemonsets
+from diagnostics.facts.dra import pod_claims
+from diagnostics.facts.gpu_components import device_plugin_daemonsets, operator_daemonsets
 from diagnostics.model import ObjectRef
 from diagnostics.records import DaemonSet, Pod
 from diagnostics.snapshot import Snapshot, is_gpu_node
@@ -69,7 +69,7 @@ def gpu_related(pod: Pod, gpu_nodes: set[str], dss: set[Key]) -> bool:
 
 
 def select(snap: Snapshot, target: ObjectRef | None) -> Selection:
-    from gputui.related import chain
+    from diagnostics.relations import chain
 
     idx = snap.index
     gpu_nodes = [n.name for n in snap.nodes if is_gpu_node(n, idx.nodeclaim_by_node.get(n.name))]

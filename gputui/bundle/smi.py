@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gputui.kubeapi import Api
+from gputui.kube.api import Api
 
 
 @dataclass

@@ -28,7 +28,7 @@ from gputui.bundle.scope import select
 from gputui.bundle.logs import LogLimits, LogsResult, gather_logs
 from gputui.bundle.redact import RedactPatternError, Redactor, compile_patterns
 from gputui.bundle.summary import render as render_summary
-from gputui.kubeapi import Api, ClusterInfo
+from gputui.kube.api import Api, ClusterInfo
 
 _JSON = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
 _HEADROOM = 256 * 1024
@@ -116,7 +116,7 @@ def export_bundle(api: Api, info: ClusterInfo, target_ref: ObjectRef | None, pat
     Raises BundleWriteError (one line), collect.TargetNotFound, kubeapi.Unreachable, and
     KeyboardInterrupt untouched - in every case nothing is left at `path` or beside it.
     """
-    from gputui.collect import collect
+    from gputui.collect.one_shot import collect
 
     opts = BundleOptions(**options)
     extra = validate_options(opts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from diagnostics.xid import lookup as xid_lookup
+from diagnostics.facts.xid import lookup as xid_lookup
 from gputui.debugpod.capture import EXIT_MEANINGS
 from gputui.debugpod.nvidia_smi import (
     ERROR_CELLS,
@@ -131,7 +131,7 @@ trains down to save power (Gen1 at idle is normal), a busy one's must not."""
 def health_flags(report: GpuReport, expected: int | None = None, expected_from: str = "") -> list[HealthFlag]:
     """Every health problem the report shows, worst first.
 
-    `expected`: how many GPUs the node has (diagnostics.gpu_count); fewer listed is a flag
+    `expected`: how many GPUs the node has (diagnostics.facts.gpu_count); fewer listed is a flag
     naming the missing ones, so a node that lost GPUs is never "healthy" for the ones still there.
     """
     flags: list[HealthFlag] = []

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gputui.debugpod.pod_spec import CONTAINER, LABEL_SELECTOR
-from gputui.kubeapi import Api, KubeError, Unreachable
+from gputui.kube.api import Api, KubeError, Unreachable
 
 __all__ = [
     "CleanupResult",
@@ -54,8 +54,8 @@ def not_nvidia(node: str, obj: dict[str, Any]) -> str:
     A debug pod there would at best print nothing of its devices; at worst (a default RuntimeClass) an
     unrelated GPU reading would be taken for the node's.
     """
-    from diagnostics.accelerator_stack import AMD, NEURON, node_vendor
-    from gputui.ingest import node as node_record
+    from diagnostics.facts.accelerator_stack import AMD, NEURON, node_vendor
+    from gputui.kube.ingest import node as node_record
 
     record = node_record(obj)
     vendor = node_vendor(record)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gputui.exit_codes import ExitCode
+from gputui.errors import ExitCode
 
 import dataclasses
 from dataclasses import dataclass, field
@@ -56,7 +56,7 @@ class DebugResult:
     source: str = "debug-pod"
     """`debug-pod`, or the file name `--parse` read."""
     expected_gpus: int | None = None
-    """How many GPUs the node has (diagnostics.gpu_count), when known: the verdict covers all of them or fails."""
+    """How many GPUs the node has (diagnostics.facts.gpu_count), when known: the verdict covers all of them or fails."""
     expected_from: str = ""
     """Where `expected_gpus` was read (`metadata.labels[karpenter.k8s.aws/instance-gpu-count]`)."""
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from diagnostics.gpu_count import expected_gpus
+from diagnostics.facts.gpu_count import expected_gpus
 from gputui.debugpod import failures, launch
 from gputui.debugpod.failures import DebugFailure
 from gputui.debugpod.health import health_flags
@@ -21,7 +21,7 @@ from gputui.debugpod.pod_spec import CONTAINER, DEFAULT_IMAGE, PodOptions, build
 from gputui.debugpod.render import display_line
 from gputui.debugpod.result import DEBUG_POD_FAILED, DebugResult
 from gputui.debugpod.signals import cleanup_shielded
-from gputui.kubeapi import Api, KubeError, Unreachable
+from gputui.kube.api import Api, KubeError, Unreachable
 
 __all__ = [
     "DEBUG_POD_FAILED",

@@ -228,7 +228,7 @@ class DebugPods:
         node = self.store.get(NODE, None, node_name) if node_name else None
         entry = self.entry_for(node_name)
         if node is not None and "gpus" not in entry:
-            from diagnostics.gpu_count import expected_gpus
+            from diagnostics.facts.gpu_count import expected_gpus
 
             expected = expected_gpus((node.get("metadata") or {}).get("labels") or {})
             entry["gpus"] = expected.count if expected else 1

@@ -28,8 +28,8 @@ from datetime import datetime, timezone
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from diagnostics import aws_facts as af
-from diagnostics.aws_facts import (
+from diagnostics.facts import aws_facts as af
+from diagnostics.facts.aws_facts import (
     ACCELERATED_PATTERNS,
     PERMISSIONS,
     AwsFacts,
@@ -41,7 +41,7 @@ from diagnostics.aws_facts import (
     pools_allowing_spot,
     region_of_zone,
 )
-from diagnostics.gpu_pools import family_of, is_gpu_family, is_gpu_pool
+from diagnostics.facts.gpu_pools import family_of, is_gpu_family, is_gpu_pool
 from diagnostics.records import Node, NodeClass, NodePool
 from diagnostics.snapshot import Snapshot, SourceState, SourceStatus, utcnow
 from gputui.sources.poller import PollerThread

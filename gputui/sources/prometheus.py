@@ -23,11 +23,11 @@ from kubernetes.client.rest import should_bypass_proxies
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
 
-from diagnostics.metric_facts import NEEDS, QUERIES, MetricFacts, Sample, absent_metrics
+from diagnostics.facts.metric_facts import NEEDS, QUERIES, MetricFacts, Sample, absent_metrics
 from diagnostics.snapshot import SourceState, SourceStatus, utcnow
 from gputui import clock
 from gputui.sources.poller import PollerThread
-from gputui.kubeapi import Api, KubeError, innermost, reason_of
+from gputui.kube.api import Api, KubeError, innermost, reason_of
 
 log = logging.getLogger(__name__)
 

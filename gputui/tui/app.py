@@ -32,10 +32,10 @@ from diagnostics import run as run_checks
 from diagnostics.model import Finding, ObjectRef, Report
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot
 from gputui import clock
-from gputui.exit_codes import ExitCode
+from gputui.errors import ExitCode
 from gputui.output.sanitize import visible
-from gputui.live import LiveSession
-from gputui.store import Changes
+from gputui.collect.live import LiveSession
+from gputui.collect.store import Changes
 from gputui.tui import actions, objects
 from gputui.tui.messages import DiagnosisDone, DiagnosticsFailed, SnapshotReady
 from gputui.tui.overview_model import Diagnosis, Frame, OverviewModel, store_labels
@@ -504,7 +504,7 @@ class GputuiApp(App[int]):
         session = self.session
         if session is None:
             return None
-        from gputui.resources import BY_KIND
+        from gputui.kube.resources import BY_KIND
 
         res = BY_KIND.get(ref.kind.lower())
         if res is None:
@@ -555,7 +555,7 @@ class GputuiApp(App[int]):
         fetch = None
         session = self.session
         if session is not None:
-            from gputui.resources import BY_KIND
+            from gputui.kube.resources import BY_KIND
 
             res = BY_KIND.get(ref.kind.lower())
             if res is not None:
@@ -696,12 +696,14 @@ def kube_contexts(kubeconfig: str | None) -> list[str]:
     return [str(c.get("name")) for c in contexts or [] if isinstance(c, dict) and c.get("name")]
 
 
-def run_app(args: argparse.Namespace, title: str = "", session: LiveSession | None = None) -> int:
+def run_app(args: argparse.Namespace, title: str = "", session: LiveSession | None = None,
+            new_session: Callable[[str | None, str | None], LiveSession] | None = None) -> int:
     """Entry point for `gputui` and `gputui demo`: a bundle with `--bundle`, else the live `session`
-    (built and started by `gputui.commands.tui.start_early` before Textual was imported)."""
+    (built and started by `gputui.cli.tui.start_early` before Textual was imported); `new_session`
+    builds another for `:ctx` / `:ns` (the CLI passes it in: the TUI never imports the CLI)."""
     bundle = getattr(args, "bundle", None)
     if bundle:
-        from gputui.cli import UsageError
+        from gputui.errors import UsageError
 
         try:
             from gputui.bundle.read import BundleError, open_bundle
@@ -715,11 +717,9 @@ def run_app(args: argparse.Namespace, title: str = "", session: LiveSession | No
                         namespace=getattr(args, "namespace", None))
     else:
         assert session is not None, "a live TUI needs the session start_early built"
-        from gputui.commands.tui import session_factory
-
         app = GputuiApp(session=session, read_only=bool(getattr(args, "read_only", False)),
                         title=title, namespace=getattr(args, "namespace", None),
-                        new_session=session_factory(args),
+                        new_session=new_session,
                         contexts=lambda: kube_contexts(getattr(args, "kubeconfig", None)))
     code = app.run()
     return int(code if code is not None else ExitCode.OK)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from diagnostics.model import CheckStatus, Finding, ObjectRef, Report, Severity
-from gputui import rows
+from gputui.output import rows
 from gputui.output.sanitize import safe_text
 from gputui.output.text import SEVERITY_STYLE  # one palette for the CLI, bundles and the TUI
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from diagnostics.model import ObjectRef
-from diagnostics.gpu_components import NOT_ACCELERATOR_PLUGINS
-from diagnostics.node_health import device_plugin_pod
+from diagnostics.facts.gpu_components import NOT_ACCELERATOR_PLUGINS
+from diagnostics.facts.node_health import device_plugin_pod
 from diagnostics.snapshot import Snapshot
 
 GPU_POD_WORDS = ("nvidia", "gpu", "dcgm", "neuron", "amdgpu", "habana", "device-plugin")

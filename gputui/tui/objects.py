@@ -14,7 +14,8 @@ from diagnostics.model import ObjectRef, Report
 from diagnostics.records import Condition, accelerator_total, accelerators
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
 from diagnostics.timeutil import budget_active, human_age
-from gputui import related, rows
+from diagnostics import relations as related
+from gputui.output import rows
 
 KINDS = ("Pod", "NodeClaim", "Node", "NodePool", "EC2NodeClass")
 MAX_RELATED_PODS = 50

@@ -3,9 +3,9 @@
 A watch burst changes a few objects per frame, but rebuilding the tables from a snapshot costs
 O(cluster) every time (an Index over every pod, then every row). This model mirrors only what the
 rows read (GPUs held per node, NodeClaims per node and provider ID, scheduling events per pod,
-nodes per pool), marks the rows whose inputs changed, rebuilds just those with `gputui.rows`, and hands back
+nodes per pool), marks the rows whose inputs changed, rebuilds just those with `gputui.output.rows`, and hands back
 the other row objects unchanged, so the table widget skips them by identity. The rows equal what
-`gputui.rows` builds from the same snapshot and report (tests compare them); the one difference
+`gputui.output.rows` builds from the same snapshot and report (tests compare them); the one difference
 is that the ages of rows that did not change are brought up to date once a second, not per frame.
 Runs in one worker thread at a time; the UI thread only reads the frames it returns.
 """
@@ -24,8 +24,8 @@ from rich.text import Text
 from diagnostics.model import Finding, ObjectRef, Report, Severity
 from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod
 from diagnostics.snapshot import Snapshot, is_gpu_node
-from gputui import rows
-from gputui.store import Changes
+from gputui.output import rows
+from gputui.collect.store import Changes
 from gputui.tui import cells, honesty
 from gputui.tui.cells import TableRow
 

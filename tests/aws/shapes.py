@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from diagnostics import aws_facts as af
-from diagnostics.aws_facts import AwsFacts
+from diagnostics.facts import aws_facts as af
+from diagnostics.facts.aws_facts import AwsFacts
 from diagnostics.snapshot import Snapshot, SourceState, SourceStatus
 from gputui.sources.aws import (
     parse_instance_type,

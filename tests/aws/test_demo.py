@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from diagnostics import aws_facts as af
+from diagnostics.facts import aws_facts as af
 from diagnostics import run
 from diagnostics.snapshot import SourceState
 from gputui.sim.scenario import list_scenarios, load_scenario
 from gputui.sources.aws import AwsConfig, collect_aws
-from gputui.sources.aws_demo import DEMO_CREDENTIALS, LOW_IP_FREE, start_demo_aws
+from gputui.sim.aws import DEMO_CREDENTIALS, LOW_IP_FREE, start_demo_aws
 from tests.aws.shapes import with_aws
 from tests.builders import snapshot
 

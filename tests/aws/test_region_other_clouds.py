@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gputui.sim.scenario import load_scenario
 from gputui.sources.aws import detect_region
-from gputui.sources.aws_demo import on_aws
+from gputui.sim.aws import on_aws
 from tests.builders import snapshot
 
 GKE_NODE = """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnostics import aws_facts as af
+from diagnostics.facts import aws_facts as af
 from diagnostics import run
 from tests.aws.shapes import group, make_facts, subnet, with_aws
 from tests.builders import snapshot

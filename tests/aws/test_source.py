@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from diagnostics import aws_facts as af
+from diagnostics.facts import aws_facts as af
 from diagnostics import run
 from diagnostics.snapshot import SourceState
 from gputui.sources.aws import AwsConfig, AwsSource, collect_aws, detect_region
@@ -275,7 +275,7 @@ def test_unreachable_refresh_keeps_the_last_facts_as_stale(aws_env: pytest.Monke
 
 def test_poller_feeds_the_store(ec2: Any, moto_url: str) -> None:
     from gputui.sources.aws import AwsPoller
-    from gputui.store import Store
+    from gputui.collect.store import Store
 
     seed(ec2)
     snap = snapshot(CPU_NODE, CLASS.replace("SUBNET_ID", "subnet-0x"))

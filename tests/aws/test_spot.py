@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 from botocore.stub import ANY, Stubber
 
-from diagnostics import aws_facts as af
+from diagnostics.facts import aws_facts as af
 from diagnostics.snapshot import SourceState
 from gputui.sources.aws import SPOT_PRODUCTS, AwsConfig, collect_aws
 from tests.aws.shapes import TYPES, group, offerings, spot, subnet, with_aws

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import orjson
 import pytest
 
-from gputui.bench.fleet import Fleet, expected_counts
-from gputui.bench.runner import parse_importtime
-from gputui.bench.stats import growing, percentile, quarters
-from gputui.bench.tui_probe import event_to_screen
+from gputui.dev.bench.fleet import Fleet, expected_counts
+from gputui.dev.bench.runner import parse_importtime
+from gputui.dev.bench.stats import growing, percentile, quarters
+from gputui.dev.bench.tui_probe import event_to_screen
 
 
 NOW = datetime(2026, 8, 21, 10, 0, tzinfo=timezone.utc)
@@ -64,17 +64,17 @@ def test_a_change_shows_in_the_first_frame_cut_after_it() -> None:
 def test_importtime_output_is_parsed_with_nesting() -> None:
     err = ("import time: self [us] | cumulative | imported package\n"
            "import time:        10 |         10 |     orjson\n"
-           "import time:       100 |        300 |   gputui.kubeapi\n"
-           "import time:        50 |        400 | gputui.collect\n")
+           "import time:       100 |        300 |   gputui.kube.api\n"
+           "import time:        50 |        400 | gputui.collect.one_shot\n")
     mods = parse_importtime(err)
-    assert mods["gputui.collect"] == (400, 0) and mods["gputui.kubeapi"] == (300, 1)
+    assert mods["gputui.collect.one_shot"] == (400, 0) and mods["gputui.kube.api"] == (300, 1)
 
 
 def test_a_reset_puts_back_what_bursts_finished_so_every_run_sees_one_cluster() -> None:
     import time
     from pathlib import Path
 
-    from gputui.bench.serve import Burst
+    from gputui.dev.bench.serve import Burst
     from gputui.sim.cluster import SimCluster
 
     data = Path(__file__).resolve().parents[1] / "sim" / "data" / "small.yaml"
@@ -98,8 +98,8 @@ def test_a_reset_puts_back_what_bursts_finished_so_every_run_sees_one_cluster() 
 
 
 def test_a_verdict_needs_five_pairs_and_says_noise_when_its_spread_crosses_the_target() -> None:
-    from gputui.bench.stats import paired_ratios, verdict
-    from gputui.bench.stats import spread as spread_of
+    from gputui.dev.bench.stats import paired_ratios, verdict
+    from gputui.dev.bench.stats import spread as spread_of
 
     # Two identical bench runs gave 1.14x then 1.54x against a 1.3x target: that is noise, not a verdict.
     assert verdict([1.14, 1.54], 1.3)["verdict"] == "undecided (2 runs, need 5)"
@@ -115,7 +115,7 @@ def test_a_verdict_needs_five_pairs_and_says_noise_when_its_spread_crosses_the_t
 
 
 def test_the_first_useful_screen_waits_for_findings_about_every_gpu_node_and_pending_pod() -> None:
-    from gputui.bench.tui_probe import first_useful
+    from gputui.dev.bench.tui_probe import first_useful
 
     frames = [{"version": 3, "gpu_nodes": 40, "pending_pods": 0, "diag_version": None, "painted": 1.0},
               {"version": 5, "gpu_nodes": 40, "pending_pods": 20, "diag_version": 3, "painted": 2.0},
@@ -128,7 +128,7 @@ def test_the_first_useful_screen_waits_for_findings_about_every_gpu_node_and_pen
 def test_peak_rss_of_a_child_is_its_own_not_the_benchmarks(tmp_path: pytest.TempPathFactory) -> None:
     import sys
 
-    from gputui.bench.procs import run_timed
+    from gputui.dev.bench.procs import run_timed
 
     ballast = bytearray(300 * 1024 * 1024)
     ballast[::4096] = b"\x01" * len(ballast[::4096])  # resident, not just reserved
@@ -142,7 +142,7 @@ def test_peak_rss_of_a_child_is_its_own_not_the_benchmarks(tmp_path: pytest.Temp
 
 
 def test_selector_requirements_split_outside_value_lists() -> None:
-    from gputui.collect_pod import requirements
+    from gputui.collect.pod import requirements
 
     term = requirements("karpenter.sh/nodepool in (a,b),nvidia.com/gpu.present in (true),!spot")
     assert term == {"karpenter.sh/nodepool in (a,b)", "nvidia.com/gpu.present in (true)", "!spot"}

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from gputui.bench.report import markdown, render, summarize
-from gputui.bench.runner import Bench, Options
+from gputui.dev.bench.report import markdown, render, summarize
+from gputui.dev.bench.runner import Bench, Options
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_the_floor_replays_the_one_shots_own_reads(result: dict[str, Any]) -> No
     # One read per object set: no node list whose nodes another node list already returned.
     from urllib.parse import parse_qs, urlsplit
 
-    from gputui.collect_pod import requirements
+    from gputui.collect.pod import requirements
 
     node_lists = [requirements(parse_qs(urlsplit(r).query).get("labelSelector", [""])[0])
                   for r in reads if urlsplit(r).path == "/api/v1/nodes"]

@@ -15,7 +15,7 @@ import pytest
 
 from gputui.bundle.archive import MiB, ReadLimits
 from gputui.bundle.read import BundleError, open_bundle
-from gputui.exit_codes import ExitCode
+from gputui.errors import ExitCode
 from tests.bundle.helpers import file_entry, make_tar_gz, run, served
 
 ESCAPE = f"gputui-escape-{uuid.uuid4().hex[:8]}.txt"
@@ -29,7 +29,7 @@ def good_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mp = pytest.MonkeyPatch()
     try:
         with served("subnets-not-found", tmp, mp) as (_sim, cfg):
-            from gputui.cli import main
+            from gputui.cli.main import main
 
             assert main(["bundle", "-q", "--kubeconfig", str(cfg), "-o", str(out)]) == 0
     finally:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.exit_codes import ExitCode
+from gputui.errors import ExitCode
 from gputui.sim.scenario import Scenario, load_scenario
 from tests.bundle.helpers import findings, manifest, members, run, served
 

@@ -15,7 +15,7 @@ import pytest
 
 from gputui.bundle.archive import write_atomic
 from gputui.bundle.read import open_bundle
-from gputui.exit_codes import ExitCode
+from gputui.errors import ExitCode
 from gputui.sim.scenario import load_scenario
 from tests.bundle.helpers import findings, manifest, members, run, served
 
@@ -234,8 +234,8 @@ def test_prometheus_and_aws_evidence_travel_with_the_bundle(tmp_path: Path, caps
     from dataclasses import replace
 
     from diagnostics import run as run_checks
-    from diagnostics.aws_facts import AwsFacts
-    from diagnostics.metric_facts import MetricFacts, Sample
+    from diagnostics.facts.aws_facts import AwsFacts
+    from diagnostics.facts.metric_facts import MetricFacts, Sample
     from gputui.bundle.write import BundleOptions, write_bundle
 
     first, second = tmp_path / "first.tar.gz", tmp_path / "second.tar.gz"

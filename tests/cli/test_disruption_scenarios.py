@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gputui.cli import main
-from gputui.exit_codes import ExitCode
+from gputui.cli.main import main
+from gputui.errors import ExitCode
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import load_scenario
 

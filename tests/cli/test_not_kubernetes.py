@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gputui.cli import main
-from gputui.exit_codes import ExitCode
+from gputui.cli.main import main
+from gputui.errors import ExitCode
 
 
 class _LoginPage(BaseHTTPRequestHandler):

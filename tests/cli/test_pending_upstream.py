@@ -20,10 +20,10 @@ from diagnostics import run as run_checks
 from diagnostics.model import ObjectRef
 from diagnostics.relations import focus
 from gputui import clock
-from gputui.cli import main
-from gputui.collect import collect
-from gputui.exit_codes import ExitCode
-from gputui.kubeapi import Api, load
+from gputui.cli.main import main
+from gputui.collect.one_shot import collect
+from gputui.errors import ExitCode
+from gputui.kube.api import Api, load
 from gputui.output.json import report_json
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import load_scenario

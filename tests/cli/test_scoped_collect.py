@@ -19,9 +19,9 @@ import pytest
 from diagnostics import run as run_checks
 from diagnostics.model import ObjectRef
 from gputui import clock
-from gputui.collect import collect
+from gputui.collect.one_shot import collect
 from diagnostics.relations import focus
-from gputui.kubeapi import Api, load
+from gputui.kube.api import Api, load
 from gputui.output.json import report_json
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import list_scenarios, load_scenario

@@ -11,9 +11,9 @@ import io
 from rich.console import Console
 
 from diagnostics import run
-from gputui import rows
+from gputui.output import rows
 from gputui.sim.scenario import load_scenario
-from gputui.summary import render_summary
+from gputui.output.summary import render_summary
 from tests.builders import snapshot
 
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from diagnostics.records import looks_like_accelerator
-from gputui.cli import main
-from gputui.exit_codes import ExitCode
+from gputui.cli.main import main
+from gputui.errors import ExitCode
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import list_scenarios, load_scenario
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gputui.cli import main
-from gputui.exit_codes import ExitCode
+from gputui.cli.main import main
+from gputui.errors import ExitCode
 
 
 def run_cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

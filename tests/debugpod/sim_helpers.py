@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gputui.kubeapi import Api, load
+from gputui.kube.api import Api, load
 from gputui.sim import SimCluster
 
 REPO = Path(__file__).resolve().parents[2]

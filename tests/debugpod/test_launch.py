@@ -16,9 +16,9 @@ from gputui.debugpod import failures
 from gputui.debugpod.launch import DebugUsageError, cleanup
 from gputui.debugpod.pod_spec import PodOptions, build_pod, label_value, pod_name
 from gputui.debugpod.run import DEBUG_POD_FAILED, run_debug
-from gputui.kubeapi import Api
+from gputui.kube.api import Api
 from gputui.sim import SimCluster
-from gputui.store import Store
+from gputui.collect.store import Store
 from tests.debugpod import sim_helpers as sh
 
 
@@ -412,7 +412,7 @@ def test_cleanup_removes_only_gputui_debug_pods_in_all_namespaces(fresh: Cluster
 def test_delete_retries_through_an_api_blip(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A 503 at the moment of cleanup must not leave the debug pod behind."""
     from gputui.debugpod.launch import delete_pod
-    from gputui.kubeapi import Api, load
+    from gputui.kube.api import Api, load
     from gputui.sim.cluster import SimCluster
 
     with SimCluster("healthy") as sim:

@@ -8,7 +8,7 @@ init containers, `nvidia.com/gpu.deploy.*` gates), the standalone plugin's NVML 
 from __future__ import annotations
 
 from diagnostics import Severity, run
-from diagnostics.accelerator_stack import diagnose_node, logs_to_read, node_stack, nvml_error
+from diagnostics.facts.accelerator_stack import diagnose_node, logs_to_read, node_stack, nvml_error
 from tests.builders import snapshot
 
 NODE = """

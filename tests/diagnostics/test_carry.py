@@ -21,10 +21,10 @@ from diagnostics import run
 from diagnostics.model import Report
 from diagnostics.carry import CARRIED, Carried, Generations, PerItem, canonical, forget, same_items
 from diagnostics.snapshot import KUBE_SOURCES
-from gputui import ingest
-from gputui.bench.fleet import Fleet
+from gputui.kube import ingest
+from gputui.dev.bench.fleet import Fleet
 from gputui.sim.scenario import list_scenarios, load_scenario
-from gputui.store import Store
+from gputui.collect.store import Store
 from tests.builders import NOW, snapshot
 
 SOURCE_OF_KIND = {v: k for k, v in ingest.KIND_OF_SOURCE.items()}
@@ -377,7 +377,7 @@ def test_first_pod_follows_records_replaced_between_snapshots() -> None:
 # --- what a watch burst replaces: pods on GPU nodes, seconds apart -----------------------------------------
 
 def _node_fits_by_pod(snap: Any) -> dict[str, tuple[Any, ...]]:
-    from diagnostics.pending import placeable
+    from diagnostics.facts.pending import placeable
 
     return {t.pod.name: pf.nodes for t, pf in placeable(snap)[1]}
 
@@ -490,7 +490,7 @@ def test_waiting_pod_findings_follow_the_clock_and_their_nodeclaims() -> None:
 def test_events_dismissed_by_text_give_no_blocker_whatever_else_holds() -> None:
     # blockers_for drops, once per node, the events _event_blocker turns into nothing by their text alone:
     # every dropped text must give no blocker, the others must still reach _event_blocker.
-    from diagnostics.disruption import NodeDisruption, _dismissed, _event_blocker
+    from diagnostics.facts.disruption import NodeDisruption, _dismissed, _event_blocker
     node = """
 apiVersion: v1
 kind: Node

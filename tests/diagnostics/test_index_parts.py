@@ -10,7 +10,7 @@ import pytest
 
 from diagnostics.index_parts import EventsPart, PodsPart, build_events, build_pods, changes
 from diagnostics.records import Event, Pod
-from gputui import ingest
+from gputui.kube import ingest
 
 
 def _pod(i: int, rng: random.Random) -> Pod:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from diagnostics.messages import (
+from diagnostics.facts.messages import (
     GEN_PRE_V15,
     GEN_V03,
     GEN_V15,

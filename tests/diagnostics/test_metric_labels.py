@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from diagnostics.metric_facts import GpuLabels
+from diagnostics.facts.metric_facts import GpuLabels
 from diagnostics.model import ObjectRef
 
 GPU = {"gpu": "3", "UUID": "GPU-1f2e", "modelName": "NVIDIA H100 80GB HBM3", "Hostname": "ip-10-0-1-2.ec2.internal"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from diagnostics.pod_fit import (
+from diagnostics.facts.pod_fit import (
     ACCELERATOR,
     LIMIT,
     NOT_READY,
@@ -13,7 +13,7 @@ from diagnostics.pod_fit import (
     fit_pool,
     requirement_conflict,
 )
-from diagnostics.pool_accelerators import admits, max_devices
+from diagnostics.facts.pool_accelerators import admits, max_devices
 from diagnostics.records import Requirement
 from tests.builders import snapshot
 from tests.diagnostics.pending_objects import CPU_POOL, GPU_POOL, NODECLASS, pod
@@ -226,7 +226,7 @@ def test_a_replica_like_pod_opting_out_by_preference_gets_its_own_fit() -> None:
     # Karpenter reads the heaviest preferred term as required (NewPodRequirements), so a pod preferring
     # karpenter.sh/nodepool DoesNotExist is ignored. Its shape (tolerations, selectors, required terms,
     # resources) equals a plain pod's: the plain pod's NodePool fits must not be handed to it.
-    from diagnostics.pod_fit import AVOIDS_KARPENTER, fit
+    from diagnostics.facts.pod_fit import AVOIDS_KARPENTER, fit
 
     prefers = """  affinity:
     nodeAffinity:

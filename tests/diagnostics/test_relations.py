@@ -215,7 +215,7 @@ def test_a_failure_filtered_out_by_focus_is_never_shown_as_passed() -> None:
 
 def test_the_tui_why_column_reads_the_relation() -> None:
     # Nobody nominated the pod and no check listed it: the WHY cell still names its broken node's finding.
-    from gputui.rows import pending_rows
+    from gputui.output.rows import pending_rows
 
     report, snap = gke_report()
     row = next(r for r in pending_rows(snap, report) if r.ref == POD)

@@ -15,10 +15,10 @@ Sources (read at kubernetes-sigs/karpenter 22664681, Aug 2026; kubernetes/kubern
 from __future__ import annotations
 
 from diagnostics import ObjectRef, run
-from diagnostics.pod_fit import REQUIREMENTS, fit
+from diagnostics.facts.pod_fit import REQUIREMENTS, fit
 from diagnostics.relations import all_candidates, focus, root_cause
 from diagnostics.verdict import GATED, UNDETERMINED, VERDICTS
-from diagnostics.matching import requirement_matches
+from diagnostics.facts.matching import requirement_matches
 from diagnostics.model import Severity
 from diagnostics.records import Requirement
 from tests.builders import snapshot

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from diagnostics import Finding, Report, run
-from diagnostics.accelerator_stack import node_platform, node_stack, node_vendor
+from diagnostics.facts.accelerator_stack import node_platform, node_stack, node_vendor
 from diagnostics.snapshot import Snapshot, SourceState
-from gputui import ingest
+from gputui.kube import ingest
 from gputui.sim.scenario import list_scenarios, load_scenario
 from tests.builders import snapshot
 

@@ -211,7 +211,7 @@ def test_nvidiadriver_cr_driver_daemonsets_are_the_driver_layer(name: str) -> No
     driverType gpu | vgpu (vgpu-host-manager: nvidia-vgpu-manager-<cr>-<os>); the chart's own CR is named `default`
     (deployments/gpu-operator/templates/nvidiadriver.yaml, deployDefaultCR: true) - 'default' holds 'efa', which is
     no EFA plugin. A crashing driver is the first broken layer, not the toolkit that waits on it."""
-    from diagnostics.accelerator_stack import diagnose_node
+    from diagnostics.facts.accelerator_stack import diagnose_node
     from tests.diagnostics.test_accelerator_stack import NODE, OPERATOR, TOOLKIT_WAITING, ds, pod
     driver = ds(name, "nvidia.com/gpu.deploy.driver")
     operands = OPERATOR.split("---", 1)[1]  # every operand but the ClusterPolicy's nvidia-driver-daemonset
@@ -517,7 +517,7 @@ def test_mig_single_strategy_nodes_already_cut_into_the_profile_are_asked_for_as
 def test_nvidiadriver_cr_driver_daemonsets_are_operator_components_for_bundles() -> None:
     """The bundle collects GPU Operator pods' logs by these DaemonSets; the chart's NVIDIADriver CR `default` runs the
     driver as nvidia-gpu-driver-default-<os> (gpu-operator internal/state/driver.go getDriverName)."""
-    from diagnostics.gpu_components import operator_daemonsets
+    from diagnostics.facts.gpu_components import operator_daemonsets
     from tests.diagnostics.test_accelerator_stack import ds
     snap = snapshot(ds("nvidia-gpu-driver-default-ubuntu22.04", "nvidia.com/gpu.deploy.driver"))
     assert [d.meta.name for d in operator_daemonsets(snap)] == ["nvidia-gpu-driver-default-ubuntu22.04"]

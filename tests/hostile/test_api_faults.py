@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import gputui.reads
+import gputui.collect.reads
 from gputui.sim.cluster import SimCluster
 from tests.bundle.helpers import members, run, served
 
@@ -39,7 +39,7 @@ def sim(spot: tuple[SimCluster, Path], monkeypatch: pytest.MonkeyPatch) -> Itera
     bounded real wait has its own test below)."""
     s, _kc = spot
     monkeypatch.setenv("GPUTUI_NOW", "2026-08-21T10:00:00+00:00")
-    monkeypatch.setattr(gputui.reads, "RETRY_WAITS", (0.01, 0.02))
+    monkeypatch.setattr(gputui.collect.reads, "RETRY_WAITS", (0.01, 0.02))
     s.faults.clear()
     yield s
     s.faults.clear()
@@ -227,7 +227,7 @@ def test_a_bundle_survives_broken_answers_while_reading_full_objects(
     """A reset and a truncated body on the nodes and pods reads (the one-shot lists and the full objects'
     reads) are retried: the bundle is written whole and reopens to the root cause (it used to stop at
     the first broken answer)."""
-    import gputui.commands.bundle as bundle_cmd
+    import gputui.cli.bundle as bundle_cmd
 
     said = bundle_cmd._status
 

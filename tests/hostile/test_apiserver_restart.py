@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from diagnostics.snapshot import SourceState
-from gputui.kubeapi import Api, load
-from gputui.live import LiveSession
+from gputui.kube.api import Api, load
+from gputui.collect.live import LiveSession
 from gputui.sim.cluster import SimCluster
-from gputui.sources.kube import _went_back
+from gputui.kube.informer import _went_back
 
 
 def wait_for(pred: Callable[[], bool], timeout: float = 20.0) -> float:

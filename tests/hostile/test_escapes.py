@@ -38,7 +38,7 @@ def hostile_bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]
     text `diagnose` printed live against that cluster."""
     from _pytest.monkeypatch import MonkeyPatch
 
-    from gputui.cli import main
+    from gputui.cli.main import main
 
     tmp = tmp_path_factory.mktemp("hostile")
     mp = MonkeyPatch()
@@ -142,9 +142,9 @@ def test_a_directory_named_like_a_member_is_refused(tmp_path: Path, capsys: pyte
 def test_an_error_line_quoting_the_server_shows_its_escapes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A proxy's 500 message is the server's text: `cannot read pod/...: ... HTTP 500 ...` shows it escaped."""
-    import gputui.reads
+    import gputui.collect.reads
 
-    monkeypatch.setattr(gputui.reads, "RETRY_WAITS", (0.01, 0.02))
+    monkeypatch.setattr(gputui.collect.reads, "RETRY_WAITS", (0.01, 0.02))
     with served("spot-shortage", tmp_path, monkeypatch) as (sim, kc):
         sim.fail_requests(10_000, 500, path_contains="/pods", message="boom " + PAYLOAD)
         code, out, err = run(capsys, "diagnose", "pod/ml/finetune-llama-70b-0-pvdg2", "--kubeconfig", str(kc))

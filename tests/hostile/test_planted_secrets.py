@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gputui.bundle.redact import Redactor
-from gputui.exit_codes import ExitCode
+from gputui.errors import ExitCode
 from gputui.sim.scenario import Scenario, load_scenario
 from tests.bundle.helpers import findings, members, served
 
@@ -60,7 +60,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """One plain bundle and one with --redact-names, of the planted cluster, and the live findings."""
     from _pytest.monkeypatch import MonkeyPatch
 
-    from gputui.cli import main
+    from gputui.cli.main import main
 
     tmp = tmp_path_factory.mktemp("planted")
     mp = MonkeyPatch()

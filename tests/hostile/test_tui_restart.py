@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from gputui.screenshots import build_app, settle
+from gputui.dev.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from tests.tui.conftest import table_column
 from tests.tui.test_navigation import wait_for

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from diagnostics import Report, run
-from diagnostics.metric_facts import MetricFacts
+from diagnostics.facts.metric_facts import MetricFacts
 from diagnostics.snapshot import SourceState
 from gputui.sources.prometheus import PrometheusSettings, collect
-from gputui.sources.prometheus_local import LocalPrometheus, find_binaries, start
+from gputui.sim.prometheus_local import LocalPrometheus, find_binaries, start
 from tests.builders import snapshot
 from tests.prometheus.datasets import CLUSTER, DATASETS
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from gputui.sources.prometheus_local import OpenMetrics
+from gputui.sim.prometheus_local import OpenMetrics
 from tests.prometheus.hour import fresh, hour
 from tests.prometheus.week import week
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gputui.sources.prometheus_local import OpenMetrics
+from gputui.sim.prometheus_local import OpenMetrics
 
 STEP = 60
 SPAN = 2 * 3600 + 600

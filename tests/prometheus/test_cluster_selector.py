@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from diagnostics.metric_facts import Sample
+from diagnostics.facts.metric_facts import Sample
 from diagnostics.snapshot import SourceState
 from gputui.sources.prometheus import PrometheusSettings, PrometheusUnavailable, SelectorError, for_this_cluster
 

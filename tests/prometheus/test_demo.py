@@ -14,7 +14,7 @@ from diagnostics import ObjectRef, Report, Severity, run
 from diagnostics.snapshot import SourceState
 from gputui.sim.scenario import load_scenario
 from gputui.sources.prometheus import PrometheusSettings, collect
-from gputui.sources.prometheus_demo import start_demo_prometheus
+from gputui.sim.prometheus import start_demo_prometheus
 from tests.builders import snapshot
 from tests.prometheus.conftest import require_prometheus
 from tests.prometheus.datasets import BROKEN, CLUSTER, SICK

@@ -17,7 +17,7 @@ from diagnostics import run
 from diagnostics.model import CheckStatus
 from diagnostics.snapshot import SourceState
 from gputui.sources.prometheus import PrometheusSettings, collect
-from gputui.sources.prometheus_demo import FUTURE, start_demo_prometheus
+from gputui.sim.prometheus import FUTURE, start_demo_prometheus
 from tests.builders import snapshot
 from tests.prometheus.conftest import require_prometheus
 from tests.prometheus.datasets import CLUSTER
@@ -60,10 +60,10 @@ def test_the_incident_demo_keeps_its_findings_for_an_hour(tmp_path: Path) -> Non
     import dataclasses
 
     from gputui import clock
-    from gputui.collect import collect as collect_cluster
-    from gputui.commands.demo import DemoExtras
-    from gputui.config import aws_config, prometheus_settings
-    from gputui.kubeapi import Api, load
+    from gputui.collect.one_shot import collect as collect_cluster
+    from gputui.cli.demo import DemoExtras
+    from gputui.cli.config import aws_config, prometheus_settings
+    from gputui.kube.api import Api, load
     from gputui.sim.cluster import SimCluster
     from gputui.sim.pulse import EventPulse
 

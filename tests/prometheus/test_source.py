@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from diagnostics import CheckStatus, run
-from diagnostics.metric_facts import QUERIES, MetricFacts
+from diagnostics.facts.metric_facts import QUERIES, MetricFacts
 from diagnostics.snapshot import SourceState
-from gputui.kubeapi import Api, load
+from gputui.kube.api import Api, load
 from gputui.sim.cluster import SimCluster
 from gputui.sources.prometheus import (
     Endpoint,
@@ -27,8 +27,8 @@ from gputui.sources.prometheus import (
     proxy_endpoint,
     query_facts,
 )
-from gputui.sources.prometheus_local import LocalPrometheus, free_port, start
-from gputui.store import Store
+from gputui.sim.prometheus_local import LocalPrometheus, free_port, start
+from gputui.collect.store import Store
 from tests.builders import snapshot
 from tests.prometheus.conftest import require_prometheus
 from tests.prometheus.datasets import CLUSTER, empty

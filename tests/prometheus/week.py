@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gputui.sources.prometheus_local import OpenMetrics
+from gputui.sim.prometheus_local import OpenMetrics
 
 DAY = 86400
 STEP = 300

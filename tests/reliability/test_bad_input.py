@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from diagnostics.model import CheckStatus
-from gputui.cli import main
+from gputui.cli.main import main
 from gputui.debugpod.capture import debug_log_for
 from gputui.debugpod.nvidia_smi import parse, to_json
 from gputui.debugpod.result import result_from_text
-from gputui.reliability import bad_input, strategies
+from gputui.dev.reliability import bad_input, strategies
 
 PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 

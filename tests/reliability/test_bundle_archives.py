@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.exit_codes import ExitCode
+from gputui.errors import ExitCode
 from tests.bundle.helpers import run
 from tests.bundle.test_reader_safety import CASES, ESCAPE, good_bundle  # noqa: F401 - fixture
 

@@ -1,7 +1,7 @@
 """Every bad target, flag, kubeconfig or context: one error line and a documented exit code, never a traceback.
 
-The table is gputui.reliability.cli_matrix.CASES (also rendered as README's exit-code table by
-`python -m gputui.reliability`); tests/cli/test_usage_errors.py keeps the cases it already had.
+The table is gputui.dev.reliability.cli_matrix.CASES (also rendered as README's exit-code table by
+`python -m gputui.dev.reliability`); tests/cli/test_usage_errors.py keeps the cases it already had.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gputui.exit_codes import ExitCode
-from gputui.reliability.cli_matrix import CASES, MEANINGS, CliCase, CliWorld, exit_code_table, run_case
+from gputui.errors import ExitCode
+from gputui.dev.reliability.cli_matrix import CASES, MEANINGS, CliCase, CliWorld, exit_code_table, run_case
 from gputui.sim.cluster import SimCluster
 
 REPO = Path(__file__).resolve().parents[2]

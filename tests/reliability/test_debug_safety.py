@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gputui.reliability import debug_safety as ds
+from gputui.dev.reliability import debug_safety as ds
 
 COVERED_ELSEWHERE = {("sigint", "Pending"), ("sigterm", "Running")}
 CASES = [c for c in ds.CASES if (c[1], c[2]) not in COVERED_ELSEWHERE]

@@ -1,6 +1,6 @@
 """How the informers come back from one fault, measured where the soak found them slow or wrong.
 
-These tests pin fixes in gputui/sources/kube.py found by the reliability soak: a cut stream
+These tests pin fixes in gputui/kube/informer.py found by the reliability soak: a cut stream
 resumes at once, Retry-After is honoured, and a quiet source is "ok" again once its watch is back.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from diagnostics.snapshot import SourceState
-from gputui.kubeapi import Api, load
-from gputui.live import LiveSession
-from gputui.reliability.injector import RecordingFaults, install
+from gputui.kube.api import Api, load
+from gputui.collect.live import LiveSession
+from gputui.dev.reliability.injector import RecordingFaults, install
 from gputui.sim.cluster import SimCluster
 
 Session = tuple[SimCluster, LiveSession, RecordingFaults]

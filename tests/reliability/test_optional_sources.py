@@ -1,14 +1,14 @@
 """Prometheus and AWS unreachable, slow or denied: diagnose answers in bounded time with the same exit code,
 and only the checks that need the source are skipped, each with the reason.
 
-The slow AWS case (boto3's standard retries: ~20 s) runs in `python -m gputui.reliability` only.
+The slow AWS case (boto3's standard retries: ~20 s) runs in `python -m gputui.dev.reliability` only.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from gputui.reliability.optional_sources import OptionalCase, optional_source_matrix
+from gputui.dev.reliability.optional_sources import OptionalCase, optional_source_matrix
 
 PROMETHEUS_CHECKS = {"nodepool-near-gpu-limit", "gpu-idle", "karpenter-provisioning-failures", "gpu-xid-errors",
                      "gpu-ecc-errors", "gpu-row-remap-failure", "gpu-pcie-replays", "gpu-temperature",

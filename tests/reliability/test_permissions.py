@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from gputui import rbac
-from gputui.reliability import permissions as pm
-from gputui.reliability import rbac_check as rc
+from gputui.dev.reliability import permissions as pm
+from gputui.dev.reliability import rbac_check as rc
 from gputui.sim.cluster import SimCluster
 
 CASES = pm.cases()

@@ -1,6 +1,6 @@
 """A seeded soak: 200 faults on watches and lists while the cluster changes; the cache ends equal to the server.
 
-The full run (1,000+ faults, the figures in README) is `python -m gputui.reliability`.
+The full run (1,000+ faults, the figures in README) is `python -m gputui.dev.reliability`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from gputui.kubeapi import Api, load
-from gputui.live import LiveSession
-from gputui.reliability.compare import compare
-from gputui.reliability.injector import Fault
-from gputui.reliability.soak import Soak, SoakConfig
+from gputui.kube.api import Api, load
+from gputui.collect.live import LiveSession
+from gputui.dev.reliability.compare import compare
+from gputui.dev.reliability.injector import Fault
+from gputui.dev.reliability.soak import Soak, SoakConfig
 from gputui.sim.cluster import SimCluster
 
 

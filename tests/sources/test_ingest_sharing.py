@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from diagnostics.records import Pod
-from gputui import ingest
+from gputui.kube import ingest
 
 
 def raw_pod(name: str, **labels: str) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from diagnostics.snapshot import SourceState
-from gputui.kubeapi import Api, load
-from gputui.live import LiveSession, settle_heap
+from gputui.kube.api import Api, load
+from gputui.collect.live import LiveSession, settle_heap
 from gputui.sim.cluster import SimCluster
 
 DATA = Path(__file__).resolve().parents[1] / "sim" / "data"

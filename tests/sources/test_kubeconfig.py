@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gputui.kubeapi import ConfigError, load
+from gputui.kube.api import ConfigError, load
 
 
 def _kubeconfig(path: Path, context: str, server: str, current: bool = True, namespace: str = "") -> Path:

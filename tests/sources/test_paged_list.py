@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gputui.kubeapi import Api, KubeError, load
-from gputui.resources import RESOURCES
+from gputui.kube.api import Api, KubeError, load
+from gputui.kube.resources import RESOURCES
 from gputui.sim.cluster import SimCluster
-from gputui.sources.kube import iter_pages, list_objects
+from gputui.kube.informer import iter_pages, list_objects
 from tests.sources.test_kube_informer import DATA, wait_for
 
 

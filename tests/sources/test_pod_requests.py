@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from gputui import ingest, shapes
+from gputui.kube import ingest, shapes
 
 
 def _container(name: str, cpu: str, **extra: Any) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 import pytest
 
-from gputui import ingest, shapes, wire
-from gputui.bench.fleet import Fleet
+from gputui.kube import ingest, shapes, wire
+from gputui.dev.bench.fleet import Fleet
 from gputui.sim.scenario import list_scenarios, load_scenario
 from tests.sources.test_ingest_sharing import raw_pod
 

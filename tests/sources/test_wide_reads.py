@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.kubeapi import Api, load
+from gputui.kube.api import Api, load
 from gputui.sim.cluster import SimCluster
 
 DATA = Path(__file__).resolve().parents[1] / "sim" / "data"

@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from textual.pilot import Pilot
 
-from gputui.screenshots import build_app, settle
+from gputui.dev.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from gputui.tui.app import GputuiApp
 from gputui.tui.screens.debug import DebugScreen

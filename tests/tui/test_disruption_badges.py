@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from diagnostics.model import ObjectRef
-from gputui.screenshots import build_app, settle
+from gputui.dev.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from gputui.tui.screens.detail import NodeScreen
 from gputui.tui.widgets.keyed_table import KeyedTable

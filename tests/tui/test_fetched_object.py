@@ -9,7 +9,7 @@ import pytest
 from textual.app import App
 
 from diagnostics.model import ObjectRef
-from gputui.kubeapi import KubeError
+from gputui.kube.api import KubeError
 from gputui.tui.screens.describe_view import DescribeScreen
 from gputui.tui.screens.fetched import FetchedObjectScreen
 from gputui.tui.screens.yaml_view import YamlScreen

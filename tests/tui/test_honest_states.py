@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from gputui.screenshots import build_app, settle
+from gputui.dev.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from gputui.tui.widgets.status_line import StatusLine
 from tests.tui.conftest import screen_text, table_column
@@ -184,10 +184,10 @@ async def test_a_namespace_limited_user_sees_its_namespace_and_is_told_what_it_c
 
 async def test_a_prometheus_that_stops_answering_turns_stale_in_yellow(start_sim: StartSim, tmp_path: Path) -> None:
     """The metric checks read old facts (or none): the dot, the header and a banner say so."""
-    from gputui.kubeapi import Api, load
-    from gputui.live import LiveSession
+    from gputui.kube.api import Api, load
+    from gputui.collect.live import LiveSession
     from gputui.sources.prometheus import PrometheusSettings
-    from gputui.sources.prometheus_demo import start_demo_prometheus
+    from gputui.sim.prometheus import start_demo_prometheus
     from gputui.tui.app import GputuiApp
     from tests.prometheus.conftest import require_prometheus
 

@@ -10,7 +10,7 @@ import yaml
 from diagnostics import run
 from diagnostics.model import ObjectRef, Severity
 from diagnostics.snapshot import SourceState
-from gputui import rows
+from gputui.output import rows
 from gputui.tui import badges, cells, honesty
 from gputui.tui.cells import TableRow
 from gputui.tui.describe import describe, smart_label

@@ -11,7 +11,7 @@ import yaml
 from textual import events
 
 from diagnostics.model import ObjectRef
-from gputui.screenshots import build_app, settle
+from gputui.dev.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from gputui.tui.screens.describe_view import DescribeScreen
 from gputui.tui.screens.logs import LogsScreen, PickScreen

@@ -5,7 +5,7 @@ from __future__ import annotations
 from diagnostics import ObjectRef, Severity, run
 from diagnostics.model import Finding
 from diagnostics.snapshot import SourceState
-from gputui import rows
+from gputui.output import rows
 from gputui.tui import cells, objects
 from gputui.tui.filtering import RowFilter
 from gputui.tui.layout import allocate

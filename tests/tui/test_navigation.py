@@ -11,7 +11,7 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 
 from diagnostics.model import CheckStatus, ObjectRef
-from gputui.screenshots import build_app, settle
+from gputui.dev.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from gputui.tui.app import GputuiApp
 from gputui.tui.messages import SnapshotReady
@@ -199,7 +199,7 @@ async def test_drill_down_pod_to_nodeclaim_to_node_to_nodepool_by_keys_and_mouse
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.snapshot is not None
-        from gputui.related import chain
+        from diagnostics.relations import chain
 
         # A pending GPU pod whose chain reaches a NodeClaim (it waits for one).
         pod = next(p for p in app.snapshot.index.pending_gpu_pods

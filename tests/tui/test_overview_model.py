@@ -3,7 +3,7 @@
 Each case loads a cluster into a Store, then makes seeded random changes of the kinds a watch
 delivers (pods binding, finishing, disappearing; NodeClaims moving between nodes and provider IDs;
 nodes relabelled; events added), and after every batch compares the model's tables with the rows
-`gputui.rows` builds from a fresh snapshot and the same report, ordered as the overview orders them.
+`gputui.output.rows` builds from a fresh snapshot and the same report, ordered as the overview orders them.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import pytest
 from diagnostics import run
 from diagnostics.model import ObjectRef, Report, Severity
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot
-from gputui import ingest, rows
+from gputui.kube import ingest
+from gputui.output import rows
 from gputui.sim.scenario import load_scenario
-from gputui.store import Store
+from gputui.collect.store import Store
 from gputui.tui import cells
 from gputui.tui.overview_model import Diagnosis, Frame, OverviewModel, findings_title, store_labels
 
@@ -175,7 +176,7 @@ def test_model_matches_full_rebuild_under_changes(scenario: str) -> None:
 
 
 def test_model_matches_on_a_bench_fleet() -> None:
-    from gputui.bench.fleet import Fleet
+    from gputui.dev.bench.fleet import Fleet
 
     cluster = Cluster(Fleet("S", now=NOW).all_objects(), clock=lambda: NOW)
     model = OverviewModel(store_labels(cluster.store))

@@ -1,6 +1,6 @@
 """The README's screenshots are what `gputui demo` shows (issue #22): the same shots, replayed on the
 whole demo (simulated cluster, the demo's Prometheus and AWS) at the same size, must show the same
-text as screenshots/*.svg. Regenerate with `python -m gputui.screenshots` when this fails."""
+text as screenshots/*.svg. Regenerate with `python -m gputui.dev.screenshots` when this fails."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.screenshots import OUT_DIR, SHOTS, build_app, demo_sources, frozen_clock, play
+from gputui.dev.screenshots import OUT_DIR, SHOTS, build_app, demo_sources, frozen_clock, play
 from gputui.sim.cluster import SimCluster
 from tests.prometheus.conftest import require_prometheus
 from tests.tui.conftest import screen_text
@@ -47,7 +47,7 @@ def test_screenshots_show_what_the_demo_shows() -> None:
     require_prometheus()
     names = [s.name for s in SHOTS if s.scenario == "incident"]
     missing = [n for n in names if not (OUT_DIR / f"{n}.svg").exists()]
-    assert not missing, f"screenshots/ lacks {missing}: run python -m gputui.screenshots"
+    assert not missing, f"screenshots/ lacks {missing}: run python -m gputui.dev.screenshots"
     with frozen_clock("incident"), SimCluster("incident", shift_to_now=False) as sim, \
             tempfile.TemporaryDirectory(prefix="gputui-shots-") as tmp, demo_sources(sim) as sources:
         assert sources[0] is not None and sources[1] is not None, "the demo's Prometheus and AWS must be on"
@@ -56,4 +56,4 @@ def test_screenshots_show_what_the_demo_shows() -> None:
         saved = svg_text((OUT_DIR / f"{name}.svg").read_text())
         if saved != shown[name]:
             pytest.fail(f"screenshots/{name}.svg differs from what the demo shows now "
-                        f"(python -m gputui.screenshots regenerates it):\n--- saved\n{saved}\n--- demo\n{shown[name]}")
+                        f"(python -m gputui.dev.screenshots regenerates it):\n--- saved\n{saved}\n--- demo\n{shown[name]}")

@@ -1,6 +1,6 @@
 """SVG snapshots of every screen on the demo scenarios (time frozen, simulator times not shifted).
 
-The incident shots are the ones `python -m gputui.screenshots` writes to screenshots/, so the
+The incident shots are the ones `python -m gputui.dev.screenshots` writes to screenshots/, so the
 README pictures are what these tests check. Update baselines with `--snapshot-update` and look
 at the diff report before committing them.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gputui.screenshots import SHOTS, Shot, build_app, play
+from gputui.dev.screenshots import SHOTS, Shot, build_app, play
 from gputui.sim.cluster import SimCluster
 
 OTHER_SCENARIOS = ("healthy", "gpu-not-advertised", "subnets-not-found")

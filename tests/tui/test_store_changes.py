@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from diagnostics.snapshot import KUBE_SOURCES, SourceState, SourceStatus
-from gputui import ingest, store
-from gputui.store import Store
+from gputui.kube import ingest
+from gputui.collect import store
+from gputui.collect.store import Store
 
 
 def pod(name: str, phase: str = "Running") -> Any:

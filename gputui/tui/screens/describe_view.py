@@ -40,11 +40,9 @@ class DescribeScreen(FetchedObjectScreen):
         return text, Text(text)  # already made visible; Text, so never read as markup
 
     def action_yaml(self) -> None:
-        from gputui.tui.app import GputuiApp
-
-        app = self.app
-        if isinstance(app, GputuiApp):
-            app.show_yaml(self.ref)
+        show_yaml = getattr(self.app, "show_yaml", None)  # the screens never import the app (no cycle)
+        if show_yaml is not None:
+            show_yaml(self.ref)
 
     def action_copy(self) -> None:
         if self.text:

@@ -146,7 +146,7 @@ class DetailScreen(DataScreen):
         snap = self.gapp.detail_snapshot
         if snap is None:
             return None
-        from gputui.related import chain
+        from diagnostics.relations import chain
 
         return next((r.name for r in chain(snap, self.ref) if r.kind == "Node"), None)
 

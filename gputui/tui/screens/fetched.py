@@ -51,7 +51,7 @@ class FetchedObjectScreen(Screen[None]):
             self.run_worker(self.load, thread=True, exclusive=True, group=self.KIND, exit_on_error=False)
 
     def load(self) -> None:
-        from gputui.kubeapi import KubeError
+        from gputui.kube.api import KubeError
 
         assert self.fetch is not None
         try:

@@ -80,7 +80,7 @@ class LogsScreen(Screen[None]):
                          daemon=True).start()
 
     def read(self, gen: int, keep: Callable[[str], bool] | None) -> None:
-        from gputui.kubeapi import KubeError
+        from gputui.kube.api import KubeError
 
         src = self.source
         path = f"/api/v1/namespaces/{src.namespace}/pods/{src.pod}/log"

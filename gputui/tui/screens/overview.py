@@ -214,7 +214,7 @@ class OverviewScreen(DataScreen):
         snap = self.gapp.detail_snapshot
         if ref is None or snap is None:
             return None
-        from gputui.related import chain
+        from diagnostics.relations import chain
 
         return next((r.name for r in chain(snap, ref) if r.kind == "Node"), None)
 

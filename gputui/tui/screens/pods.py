@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable
 
 from diagnostics.model import ObjectRef
-from gputui import rows
+from gputui.output import rows
 from gputui.output.sanitize import safe_text
 from gputui.tui import badges, cells
 from gputui.tui.cells import TableRow

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from diagnostics import CheckStatus, Finding, ObjectRef, Report, Severity
 from diagnostics.checks.gpu_temperature import TemperatureThresholds, evaluate
-from diagnostics.metric_facts import MetricFacts
+from diagnostics.facts.metric_facts import MetricFacts
 from diagnostics.snapshot import SourceState
 from tests.builders import snapshot
 from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from diagnostics import CheckStatus, ObjectRef, Report, Severity, run
 from diagnostics.snapshot import SourceState
-from diagnostics.metric_facts import QUERIES, MetricFacts
+from diagnostics.facts.metric_facts import QUERIES, MetricFacts
 from tests.builders import snapshot
 from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 - real Prometheus fixtures
 from tests.prometheus.datasets import BROKEN, BUSY, IDLE

@@ -7,8 +7,8 @@ time-slicing with renameByDefault; GFD `nvidia.com/mig-<profile>.count`, `nvidia
 from __future__ import annotations
 
 from diagnostics import CheckStatus, ObjectRef, Severity, run
-from diagnostics.gpu_units import gpu_units, model_name
-from gputui.rows import node_rows
+from diagnostics.facts.gpu_units import gpu_units, model_name
+from gputui.output.rows import node_rows
 from tests.builders import snapshot
 
 H100_MIG = """

@@ -89,6 +89,6 @@ def test_a_dra_gpu_node_is_not_reported_as_advertising_no_gpus() -> None:
 
 
 def test_the_summary_lists_a_pod_waiting_on_dra_as_a_pending_gpu_pod() -> None:
-    from gputui.rows import pending_rows
+    from gputui.output.rows import pending_rows
     (row,) = pending_rows(snapshot(POD, EVENT))
     assert (row.cells[0], row.cells[1]) == ("ml/asr-0", "DRA")

@@ -1,0 +1,1 @@
+"""Derived facts several checks share (pod fit, disruption, GPU counts, stacks, messages, metrics)."""

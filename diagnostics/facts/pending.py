@@ -1,0 +1,89 @@
+"""The pending GPU pods, triaged once per cache state: what schedulers said, where each is headed, its shape.
+
+Four checks walk every pending GPU pod (GT105, GT401, GT402, GT404). What they ask about each pod
+reads records only, so it is carried across snapshots of an unchanged cache and rebuilt per pod
+when the pod, its events, the nodes or the NodeClaims change. Only the age rule of
+not_considered and the fits (whose evidence carries ages) are worked out per snapshot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diagnostics.carry import CARRIED, Generations
+from diagnostics.model import ObjectRef
+from diagnostics.facts.pod_events import PodScheduling, Waiting, scheduling, waiting_on
+from diagnostics.facts.pod_fit import YOUNG_SECONDS, PodFit, fit, ignored_whenever, spec_rejected
+from diagnostics.facts.pod_shape import Shape, pod_shape
+from diagnostics.records import Pod
+from diagnostics.snapshot import Snapshot
+from diagnostics.snapshot_memo import memoized
+from diagnostics.facts.workloads import Workload, owner_workload
+
+
+@dataclass(frozen=True, slots=True)
+class Triage:
+    pod: Pod
+    sched: PodScheduling
+    waiting: Waiting | None
+    """The live NodeClaim/node the pod is headed to (pod_events.waiting_on)."""
+    shape: Shape
+    daemonset: bool
+    ignored: str | None
+    """pod_fit.ignored_whenever: why Karpenter ignores the pod at any time, '' if it does not, None if age decides."""
+    ref: ObjectRef
+    workload: Workload
+    """owner_workload(pod): what to edit (checks group pending pods by it)."""
+    rejected: str
+    """pod_fit.spec_rejected: why Karpenter's validation rejects the pod's own spec, '' if it does not."""
+
+
+_TRIAGE: Generations[Triage] = Generations()
+
+
+def triage(snap: Snapshot) -> list[Triage]:
+    """Every pending GPU pod, in the index's order."""
+    idx = snap.index
+    src = idx.sources
+    events_ok = snap.status("events").state.usable
+
+    def one(pod: Pod) -> Triage:
+        events = idx.events("Pod", pod.name, pod.namespace)
+
+        def compute() -> Triage:
+            sched = scheduling(snap, pod)
+            return Triage(pod, sched, waiting_on(snap, pod, sched), pod_shape(snap, pod), pod.is_daemonset,
+                          ignored_whenever(pod), pod.ref, owner_workload(pod), spec_rejected(pod))
+
+        return _TRIAGE.of(idx, pod, (events, src["nodes"], src["nodeclaims"], events_ok), compute)
+
+    pods = idx.pending_gpu_pods
+    return CARRIED.get("pending-triage", (pods, src["events"], src["nodes"], src["nodeclaims"], events_ok),
+                       lambda: [one(p) for p in pods])
+
+
+def considered(snap: Snapshot, t: Triage) -> bool:
+    """pod_fit.not_considered(snap, t.pod) == ''."""
+    if t.ignored is not None:
+        return not t.ignored
+    age = snap.age(t.pod.meta.created)
+    return age is None or age >= YOUNG_SECONDS
+
+
+def placeable(snap: Snapshot) -> tuple[int, list[tuple[Triage, PodFit]]]:
+    """Pending GPU pods Karpenter considers (how many), and those not already headed to a node, with their fit.
+
+    What GT105, GT401 and GT402 each go through; computed once per snapshot for the three.
+    """
+    def compute() -> tuple[int, list[tuple[Triage, PodFit]]]:
+        n = 0
+        out = []
+        for t in triage(snap):
+            if not considered(snap, t):
+                continue
+            n += 1
+            if t.waiting is None:
+                out.append((t, fit(snap, t.pod, t.shape)))
+        return n, out
+
+    return memoized(snap, "placeable", compute)

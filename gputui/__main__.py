@@ -1,5 +1,5 @@
 """`python -m gputui`."""
 
-from gputui.cli.main import entry
+from gputui.cli.program import entry
 
 entry()

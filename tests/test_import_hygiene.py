@@ -23,7 +23,7 @@ def test_diagnostics_imports_no_io_or_ui_library() -> None:
 
 def test_diagnose_path_does_not_import_textual() -> None:
     loaded = _loaded_after(
-        "from gputui.cli.main import build_parser\n"
+        "from gputui.cli.program import build_parser\n"
         "import gputui.cli.diagnose, gputui.collect.one_shot, gputui.output.text, gputui.output.json\n"
         "build_parser().parse_args(['diagnose', 'pod/x'])")
     assert "textual" not in loaded
@@ -46,7 +46,7 @@ def test_the_tui_starts_listing_before_textual_is_imported(tmp_path: Path) -> No
     with SimCluster(data) as sim:
         cfg = sim.write_kubeconfig(tmp_path / "kubeconfig")
         out = subprocess.run([sys.executable, "-c",
-                              "import sys\nfrom gputui.cli.main import build_parser\n"
+                              "import sys\nfrom gputui.cli.program import build_parser\n"
                               "from gputui.cli.tui import start_early\n"
                               f"s = start_early(build_parser().parse_args(['--kubeconfig', {str(cfg)!r}]))\n"
                               "print(s.wait_synced(15), 'textual' in sys.modules)"],

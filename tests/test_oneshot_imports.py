@@ -78,7 +78,7 @@ def test_skipping_teardown_still_runs_atexit_cleanup(tmp_path: Path) -> None:
     code = ("import atexit, os, sys\n"
             f"open({str(secret)!r}, 'w').write('key')\n"
             f"atexit.register(os.remove, {str(secret)!r})\n"
-            "from gputui.cli import main as cli\n"
+            "from gputui.cli import program as cli\n"
             "sys.argv = ['gputui', 'explain', '--list']\n"
             "cli.skip_teardown()\n"
             "cli.entry()\n")

@@ -50,9 +50,9 @@ def test_the_wheel_holds_every_module_of_the_product(wheel: zipfile.ZipFile) -> 
     shipped = {p.relative_to(ROOT).as_posix() for pkg in ("gputui", "diagnostics") for p in (ROOT / pkg).rglob("*.py")
                if not p.relative_to(ROOT).as_posix().startswith(DEV_TOOLING)}
     assert shipped - names == set()
-    assert {"gputui/__main__.py", "gputui/cli/main.py", "diagnostics/checks/gpu_idle.py"} <= names
+    assert {"gputui/__main__.py", "gputui/cli/program.py", "diagnostics/checks/gpu_idle.py"} <= names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "gputui = gputui.cli.main:main" in wheel.read(entry_points).decode()
+    assert "gputui = gputui.cli:main" in wheel.read(entry_points).decode()
 
 
 def test_nothing_in_the_wheel_imports_the_dev_tooling(wheel: zipfile.ZipFile) -> None:

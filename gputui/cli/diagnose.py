@@ -11,7 +11,7 @@ from diagnostics import run as run_checks
 from diagnostics.model import Report, Severity
 from diagnostics.registry import RegistryError, all_checks
 from gputui import clock
-from gputui.cli.main import skip_teardown
+from gputui.cli.program import skip_teardown
 from gputui.errors import UsageError
 from gputui.errors import ExitCode, for_severity
 from gputui.targets import Target, TargetError, in_namespace, parse_target

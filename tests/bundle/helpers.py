@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import Scenario, load_scenario
 

@@ -29,7 +29,7 @@ def good_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mp = pytest.MonkeyPatch()
     try:
         with served("subnets-not-found", tmp, mp) as (_sim, cfg):
-            from gputui.cli.main import main
+            from gputui.cli.program import main
 
             assert main(["bundle", "-q", "--kubeconfig", str(cfg), "-o", str(out)]) == 0
     finally:

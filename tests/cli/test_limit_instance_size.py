@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.errors import ExitCode
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import load_scenario

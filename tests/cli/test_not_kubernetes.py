@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.errors import ExitCode
 
 

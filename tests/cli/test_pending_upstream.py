@@ -20,7 +20,7 @@ from diagnostics import run as run_checks
 from diagnostics.model import ObjectRef
 from diagnostics.relations import focus
 from gputui import clock
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.collect.one_shot import collect
 from gputui.errors import ExitCode
 from gputui.kube.api import Api, load

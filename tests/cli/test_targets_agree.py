@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from diagnostics.records import looks_like_accelerator
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.errors import ExitCode
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import list_scenarios, load_scenario

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.errors import ExitCode
 
 

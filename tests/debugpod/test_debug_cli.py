@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.debugpod.capture import HEALTH_FIELDS, capture_query
 from gputui.sim import SimCluster
 from tests.debugpod import sim_helpers as sh

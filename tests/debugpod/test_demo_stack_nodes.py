@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.sim import SimCluster
 
 STACK_NODE = "ip-10-0-45-211.ec2.internal"

@@ -14,7 +14,7 @@ import pytest
 
 from diagnostics import Severity, run
 from diagnostics.snapshot import SourceState
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.sim import SimCluster
 from tests.builders import snapshot
 

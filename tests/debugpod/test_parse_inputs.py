@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.debugpod.capture import HEALTH_FIELDS, Section, capture_query, debug_log_for, render_log
 from gputui.debugpod.nvidia_smi import parse
 from tests.debugpod.conftest import FIXTURES, section_body

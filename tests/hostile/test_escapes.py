@@ -38,7 +38,7 @@ def hostile_bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]
     text `diagnose` printed live against that cluster."""
     from _pytest.monkeypatch import MonkeyPatch
 
-    from gputui.cli.main import main
+    from gputui.cli.program import main
 
     tmp = tmp_path_factory.mktemp("hostile")
     mp = MonkeyPatch()

@@ -60,7 +60,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """One plain bundle and one with --redact-names, of the planted cluster, and the live findings."""
     from _pytest.monkeypatch import MonkeyPatch
 
-    from gputui.cli.main import main
+    from gputui.cli.program import main
 
     tmp = tmp_path_factory.mktemp("planted")
     mp = MonkeyPatch()

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from diagnostics.model import CheckStatus
-from gputui.cli.main import main
+from gputui.cli.program import main
 from gputui.debugpod.capture import debug_log_for
 from gputui.debugpod.nvidia_smi import parse, to_json
 from gputui.debugpod.result import result_from_text

@@ -69,7 +69,7 @@ def _long_texts(value: Any, path: str, out: list[str]) -> None:
 
 
 def diagnose(kubeconfig: Path, target: str, output: str) -> DiagnoseRun:
-    from gputui.cli.main import main
+    from gputui.cli.program import main
 
     out, err = io.StringIO(), io.StringIO()
     argv = ["diagnose", "--kubeconfig", str(kubeconfig), "-o", output, *([target] if target else [])]

@@ -1,7 +1,7 @@
 """Bad targets, flags, kubeconfigs and contexts: each gets one line on stderr and a documented exit code.
 
 `CASES` is the table; `CliWorld` provides what the cases point at (a simulator that wants a token, a closed
-port, broken kubeconfig files); `run_case` runs one case in-process through `gputui.cli.main.main`, exactly as
+port, broken kubeconfig files); `run_case` runs one case in-process through `gputui.cli.program.main`, exactly as
 the console script does. `exit_code_table` renders what was observed as README's exit-code table.
 """
 
@@ -201,8 +201,8 @@ def _env(pairs: dict[str, str | None]) -> Iterator[None]:
 
 
 def run_case(world: CliWorld, case: CliCase) -> CliResult:
-    """Run one case through `gputui.cli.main.main`; `problems` lists every way the user experience is wrong."""
-    from gputui.cli.main import main
+    """Run one case through `gputui.cli.program.main`; `problems` lists every way the user experience is wrong."""
+    from gputui.cli.program import main
 
     argv = [world.expand(a) for a in case.argv]
     env = {k: (world.expand(v) if v is not None else None) for k, v in case.env}

@@ -47,7 +47,7 @@ class Trial:
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:
-    from gputui.cli.main import main
+    from gputui.cli.program import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

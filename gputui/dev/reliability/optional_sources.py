@@ -88,7 +88,7 @@ _NO_AWS = {"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None, "AWS_SESSIO
 
 
 def _diagnose(kubeconfig: Path, extra: list[str]) -> tuple[int | None, dict[str, Any] | None, str, float, str]:
-    from gputui.cli.main import main
+    from gputui.cli.program import main
 
     out, err = io.StringIO(), io.StringIO()
     started = time.monotonic()

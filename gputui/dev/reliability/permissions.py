@@ -128,7 +128,7 @@ def deny(sim: SimCluster, case: PermissionCase, on: bool) -> None:
 
 def run_diagnose(kubeconfig: Path, case: PermissionCase, extra: tuple[str, ...] = ()) -> ModeResult:
     """`gputui diagnose -o json` in-process (the same code path as the console script)."""
-    from gputui.cli.main import main
+    from gputui.cli.program import main
 
     result = ModeResult("diagnose")
     out, err = io.StringIO(), io.StringIO()

@@ -136,7 +136,7 @@ def run_with_grants(readonly: frozenset[Permission], debug: frozenset[Permission
     import orjson
 
     from diagnostics.snapshot import KUBE_SOURCES
-    from gputui.cli.main import main
+    from gputui.cli.program import main
     from gputui.kube.api import Api, load
     from gputui.collect.live import LiveSession
     from gputui.sim.cluster import SimCluster

@@ -153,7 +153,7 @@ def test_subject_is_the_node(diagnose: Callable[..., Report]) -> None:
 
 
 def test_explain_has_the_check(capsys) -> None:  # type: ignore[no-untyped-def]
-    from gputui.cli.main import main
+    from gputui.cli.program import main
 
     assert main(["explain", "gpu-rma-candidate"]) == 0
     out = capsys.readouterr().out

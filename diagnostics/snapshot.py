@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diagnostics.records import (
     DaemonSet,
@@ -25,6 +25,10 @@ from diagnostics.records import (
 from diagnostics.carry import CARRIED, Generations, canonical
 from diagnostics.index_parts import build_events, build_pods
 from diagnostics.facts.pool_accelerators import accelerators_for
+
+if TYPE_CHECKING:  # both modules read Snapshot: imported for the annotations only
+    from diagnostics.facts.aws_facts import AwsFacts
+    from diagnostics.facts.metric_facts import MetricFacts
 
 # Source names (check `requires=` and SourceStatus keys).
 KUBE_SOURCES = ("nodes", "pods", "events", "namespaces", "daemonsets", "pdbs", "runtimeclasses",
@@ -104,9 +108,9 @@ class Snapshot:
     sources: Mapping[str, SourceStatus] = field(default_factory=dict)
     cluster: Mapping[str, Any] = field(default_factory=dict)
     """Context name, server, Kubernetes version; the server is sensitive (bundles hash it)."""
-    aws: Any = None
-    """AWS facts (diagnostics.facts.aws_facts.AwsFacts) when the AWS source ran."""
-    metrics: Any = None
+    aws: AwsFacts | None = None
+    """AWS facts when the AWS source ran."""
+    metrics: MetricFacts | None = None
     """Prometheus samples (diagnostics.facts.metric_facts.MetricFacts) when Prometheus was queried."""
     gpu_reports: Mapping[str, Any] = field(default_factory=dict)
     """nvidia-smi results by node name (plain JSON from the debug pod parser)."""

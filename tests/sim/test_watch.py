@@ -86,6 +86,28 @@ def test_selector_watch_sees_objects_enter_and_leave(sim: SimCluster, core: clie
     assert [(t, n) for t, n, _ in events] == [("ADDED", "trainer-0"), ("DELETED", "trainer-1")]
 
 
+def test_phase_selector_list_and_watch(sim: SimCluster, core: client.CoreV1Api) -> None:
+    """`fieldSelector=status.phase=Pending` (what the TUI reads first): the list holds the pending pods
+    only, and the watch says DELETED for a pod that starts running and ADDED for one that turns Pending."""
+    listed = core.list_pod_for_all_namespaces(field_selector="status.phase=Pending")
+    assert _names(listed.items) == ["trainer-0"]
+    w = watch.Watch()
+    with ThreadPoolExecutor(1) as pool:
+        fut = _start(pool, sim, "pods", _collect, w, core.list_pod_for_all_namespaces, 3,
+                     field_selector="status.phase=Pending", resource_version=listed.metadata.resource_version,
+                     timeout_seconds=10)
+        sim.patch("pods", "trainer-0", {"status": {"phase": "Running"}}, namespace="ml")
+        sim.patch("pods", "karpenter-7d9f8b6c5-abcde", {"metadata": {"labels": {"x": "1"}}}, namespace="kube-system")
+        core.create_namespaced_pod("ml", _pod("fresh"))  # created through the API: it starts Pending
+        sim.patch("pods", "fresh", {"metadata": {"labels": {"x": "y"}}}, namespace="ml")
+        events = fut.result(10)
+    assert [(t, n) for t, n, _ in events] == [("DELETED", "trainer-0"), ("ADDED", "fresh"), ("MODIFIED", "fresh")]
+
+
+def _names(items: list[Any]) -> list[str]:
+    return sorted(i.metadata.name for i in items)
+
+
 def test_too_old_resource_version_raises_410(tmp_path: Path) -> None:
     with SimCluster(SMALL, history_size=5) as sim:
         core = client.CoreV1Api(config.new_client_from_config(str(sim.write_kubeconfig(tmp_path / "kc"))))

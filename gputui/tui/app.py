@@ -25,7 +25,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.notifications import SeverityLevel
+from textual.notifications import Notification, SeverityLevel
 from textual.screen import ModalScreen, Screen
 
 from diagnostics import run as run_checks
@@ -642,6 +642,11 @@ class GputuiApp(App[int]):
         """Toasts never read Rich markup: they name objects from the cluster (`[`, `[bold]`) as they are."""
         super().notify(visible(message, newlines=True), title=visible(title), severity=severity, timeout=timeout,
                        markup=False)
+
+    @property
+    def toasts(self) -> list[Notification]:
+        """The notifications on screen now, oldest first. For tests and scripts: Textual keeps its list private."""
+        return list(self._notifications)
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(int(ExitCode.OK))

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import load_scenario
@@ -49,6 +52,49 @@ def start_sim(tmp_path: Path, frozen: Callable[[str], None]) -> Iterator[Callabl
     yield start
     for sim in started:
         sim.stop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "live_app(size=(120, 40), forbid=(), read_only=False): how the `live_app` fixture runs gputui")
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """gputui running under Textual's `run_test` on a simulated cluster, settled on its first data."""
+
+    app: GputuiApp
+    pilot: Pilot[Any]
+    sim: SimCluster
+    """The running simulator: `apply`, `patch`, `fail_requests`... change the cluster under the app."""
+    kubeconfig: Path
+
+
+_LIVE_OPTIONS = {"size": (120, 40), "forbid": (), "read_only": False}
+
+
+@pytest.fixture()
+async def live_app(request: pytest.FixtureRequest,
+                   start_sim: Callable[..., tuple[SimCluster, Path]]) -> AsyncIterator[Live]:
+    """What `gputui` shows on a simulator: started as `gputui demo` starts it and settled on its first data.
+
+    The scenario is SCENARIO unless the test parametrizes the fixture
+    (`@pytest.mark.parametrize("live_app", ["healthy"], indirect=True)`); the terminal size, the
+    resources the simulator forbids and read-only come from `@pytest.mark.live_app(size=(160, 40),
+    forbid=("nodeclaims.karpenter.sh",), read_only=True)`. The app stops after the test.
+    """
+    from gputui.dev.screenshots import build_app, settle
+
+    marker = request.node.get_closest_marker("live_app")
+    given = dict(marker.kwargs) if marker is not None else {}
+    if unknown := set(given) - set(_LIVE_OPTIONS):
+        raise TypeError(f"live_app marker: unknown options {sorted(unknown)}")
+    options = {**_LIVE_OPTIONS, **given}
+    sim, kubeconfig = start_sim(getattr(request, "param", SCENARIO), forbid=tuple(options["forbid"]))
+    app = build_app(kubeconfig, title="test", read_only=bool(options["read_only"]))
+    async with app.run_test(size=options["size"]) as pilot:
+        await settle(pilot)
+        yield Live(app, pilot, sim, kubeconfig)
 
 
 def table_column(app: GputuiApp, table_id: str, column: str) -> list[str]:

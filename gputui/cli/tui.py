@@ -28,7 +28,8 @@ def session_factory(args: argparse.Namespace) -> Any:
         a = copy.copy(args)
         a.context, a.namespace = context, namespace
         api, info = connect(a)
-        return LiveSession(api, info, prometheus=prometheus_settings(a), aws=aws_config(a), namespace=namespace)
+        return LiveSession(api, info, prometheus=prometheus_settings(a), aws=aws_config(a), namespace=namespace,
+                           pending_first=True)
 
     return new_session
 
@@ -42,7 +43,7 @@ def start_early(args: argparse.Namespace) -> Any:
 
     api, info = connect(args)
     session = LiveSession(api, info, prometheus=prometheus_settings(args), aws=aws_config(args),
-                          namespace=getattr(args, "namespace", None))
+                          namespace=getattr(args, "namespace", None), pending_first=True)
 
     def start() -> None:
         with contextlib.suppress(Exception):  # the app starts it again on mount, and shows what fails

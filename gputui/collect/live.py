@@ -17,6 +17,10 @@ from gputui.kube.informer import Informer, gc_paused
 from gputui.collect.store import Store
 
 
+PENDING = "status.phase=Pending"
+"""The fieldSelector of the pods read first (the apiserver serves it on list and watch)."""
+PRELOAD_WATCH_S = 10
+"""The pending pods' watch is re-opened this often, so it notices soon that the full list is in."""
 SYNC_GC_HOLD = 300.0
 """Seconds the GC stays paused at most while the first lists load (a stuck source must not leak forever)."""
 
@@ -69,7 +73,7 @@ class LiveSession:
     """Informers (watch) for Kubernetes; pollers on an interval for the optional sources."""
 
     def __init__(self, api: Api, info: ClusterInfo, *, watch_timeout: int = 55, prometheus: Any = None,
-                 aws: Any = None, namespace: str | None = None) -> None:
+                 aws: Any = None, namespace: str | None = None, pending_first: bool = False) -> None:
         self.api = api
         self.info = info
         self.store = Store(clock=clock.now)
@@ -80,6 +84,11 @@ class LiveSession:
         fallback = self.namespace or info.namespace or None
         self.informers = [Informer(api, s, self.store, watch_timeout=watch_timeout, fallback_namespace=fallback)
                           for s in KUBE_SOURCES]
+        self.preloader: Informer | None = (
+            Informer(api, "pods", self.store, watch_timeout=min(watch_timeout, PRELOAD_WATCH_S), preload=PENDING)
+            if pending_first else None)
+        """`pending_first` (the TUI): the pending pods, read before the full pod list (a few per cent
+        of it) so the pending GPU pods and their findings are on screen seconds earlier."""
         self.prometheus: Any = None
         if prometheus is not None:
             from gputui.sources.prometheus import PrometheusPoller
@@ -108,6 +117,8 @@ class LiveSession:
         except KubeError:
             pass  # informers report reachability per source
         threading.Thread(target=self._hold_gc_until_synced, name="gc-sync", daemon=True).start()
+        if self.preloader is not None:
+            self.preloader.start()  # its list request goes out first
         for inf in self.informers:
             inf.start()
         for poller in (self.prometheus, self.aws):
@@ -146,6 +157,8 @@ class LiveSession:
         self._stopped.set()
         for inf in self.informers:
             inf.stop()
+        if self.preloader is not None:
+            self.preloader.stop()
         for poller in (self.prometheus, self.aws):
             if poller is not None:
                 poller.stop()

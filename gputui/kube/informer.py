@@ -185,9 +185,14 @@ class Informer:
 
     def __init__(self, api: Api, source: str, store: Store, *, watch_timeout: int = 55,
                  page_size: int = 500, max_backoff: float = 10.0,
-                 on_event: Callable[[str], None] | None = None, fallback_namespace: str | None = None) -> None:
+                 on_event: Callable[[str], None] | None = None, fallback_namespace: str | None = None,
+                 preload: str | None = None) -> None:
         self.api = api
         self.res = RESOURCES[source]
+        self.preload = preload
+        """A fieldSelector (`status.phase=Pending`): read that part of the source ahead of the full
+        list (`Store.preload`), watch it until the full list is in, then stop. Best effort: any error
+        ends it quietly (the full informer reports the source's status)."""
         self.fallback_namespace = fallback_namespace if self.res.namespaced else None
         """A namespace-limited user (`-n NS`): when the cluster-wide list is forbidden, list and watch
         this namespace instead (what kubectl -n does), and say so in the source's status."""
@@ -213,6 +218,9 @@ class Informer:
         self.stop_event.set()
 
     def _run(self) -> None:
+        if self.preload:
+            self._run_preload()
+            return
         failures = 0
         rv = ""
         while not self.stop_event.is_set():
@@ -259,6 +267,24 @@ class Informer:
                 rv = ""
                 self.stop_event.wait(min(self.max_backoff, 0.2 * 2 ** min(failures, 8)))
 
+    def _run_preload(self) -> None:
+        try:
+            rv = ""
+            while not self.stop_event.is_set() and not self.store.listed(self.res.source):
+                if not rv:
+                    records, rv = list_objects(self.api, self.res, field_selector=self.preload,
+                                               page_size=self.page_size)
+                    if not self.store.preload(self.res.source, records):
+                        return
+                    self.relists += 1
+                    del records
+                try:
+                    rv = self._watch(rv)
+                except Gone:
+                    rv = ""
+        except Exception:  # noqa: BLE001 - a shortcut that failed: the full list comes anyway
+            return
+
     def _relist(self) -> str:
         """List into the store; returns the resourceVersion to watch from.
 
@@ -276,13 +302,16 @@ class Informer:
         query: list[tuple[str, Any]] = [("watch", "true"), ("resourceVersion", rv),
                                         ("allowWatchBookmarks", "true"),
                                         ("timeoutSeconds", self.watch_timeout)]
+        if self.preload:
+            query.append(("fieldSelector", self.preload))
         opened = False
         seen = False
 
         def on_open() -> None:
             nonlocal opened
             opened = True
-            self.store.touch(self.res.source, recovered=True)
+            if not self.preload:
+                self.store.touch(self.res.source, recovered=True)
 
         try:
             for line in self.api.stream(self.res.path(self.namespace), query, read_timeout=self.watch_timeout + 15,
@@ -308,9 +337,17 @@ class Informer:
                     if _went_back(rv, new_rv):
                         raise Gone()  # the server's history restarted below what we hold: relist, trust nothing
                     rv = new_rv or rv
+                    if self.preload:
+                        if self.store.listed(self.res.source):
+                            break  # the full list is in: this part's watch has nothing left to add
+                        continue
                     self.store.touch(self.res.source)
                     continue
-                if etype in ("ADDED", "MODIFIED", "DELETED"):
+                if etype in ("ADDED", "MODIFIED", "DELETED") and self.preload:
+                    if not self.store.apply_preloaded(self.res.source, etype, self._build(obj)):
+                        break
+                    rv = new_rv or rv
+                elif etype in ("ADDED", "MODIFIED", "DELETED"):
                     self.store.apply(self.res.source, etype, self._build(obj))
                     rv = new_rv or rv
                     if self.on_event is not None:

@@ -347,6 +347,10 @@ class SimCluster:
     def set_latency(self, seconds: float, *, path_contains: str | None = None) -> None:
         self.faults.set_latency(seconds, path_contains=path_contains)
 
+    def hold(self, path_contains: str, *, unless: str | None = None) -> threading.Event:
+        """Hold matching requests (path and query) until the returned event is set (see Faults.hold)."""
+        return self.faults.hold(path_contains, unless=unless)
+
     def restart(self, new_history: bool = True) -> None:
         """Simulate an apiserver restart: all watches end; with new_history, older RVs answer 410."""
         def run() -> None:

@@ -68,6 +68,7 @@ class Faults:
         self._expire_next: set[str] = set()
         self._breakages: list[_Breakage] = []
         self._expire_continue = 0
+        self._holds: list[tuple[str, str | None, threading.Event]] = []
         self.hits: dict[int, int] = {}  # status -> how many injected answers were sent
         self.broken: dict[str, int] = {}  # breakage mode -> how many broken answers were sent
 
@@ -99,6 +100,15 @@ class Faults:
             self._latency = max(0.0, seconds)
             self._latency_path = path_contains
 
+    def hold(self, path_contains: str, *, unless: str | None = None) -> threading.Event:
+        """Hold every request whose path and query contain `path_contains` (and not `unless`) until
+        the returned event is set: a list that is slow to arrive, for exactly as long as a test needs
+        (`hold("/api/v1/pods?", unless="fieldSelector")`: the full pod list, not the pending pods)."""
+        gate = threading.Event()
+        with self._lock:
+            self._holds.append((path_contains, unless, gate))
+        return gate
+
     def expire_next_watch(self, kind: str) -> None:
         """The next watch of `kind` (a KindInfo.kind) gets a 410 Expired ERROR event."""
         with self._lock:
@@ -112,6 +122,9 @@ class Faults:
             self._expire_next.clear()
             self._breakages.clear()
             self._expire_continue = 0
+            for _p, _u, gate in self._holds:
+                gate.set()
+            self._holds.clear()
 
     # ---- consulted by the server ---------------------------------------------------------------
 
@@ -120,6 +133,14 @@ class Faults:
             if self._latency and (self._latency_path is None or self._latency_path in path):
                 return self._latency
         return 0.0
+
+    def held_by(self, path_qs: str) -> threading.Event | None:
+        """The gate a request must wait for (see `hold`), None when it may go on."""
+        with self._lock:
+            for contains, unless, gate in self._holds:
+                if not gate.is_set() and contains in path_qs and not (unless and unless in path_qs):
+                    return gate
+        return None
 
     def take_failure(self, path: str) -> ApiError | None:
         with self._lock:

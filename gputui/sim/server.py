@@ -104,6 +104,9 @@ class SimServer:
             delay = self.faults.latency_for(path)
             if delay:
                 await asyncio.sleep(delay)
+            gate = self.faults.held_by(request.path_qs)
+            while gate is not None and not gate.is_set():
+                await asyncio.sleep(0.01)
             if self.config.token and request.headers.get("Authorization") != f"Bearer {self.config.token}":
                 raise st.ApiError(401, "Unauthorized", "Unauthorized")
             injected = self.faults.take_failure(path)

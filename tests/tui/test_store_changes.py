@@ -48,3 +48,34 @@ def test_relists_and_cleared_sources_are_full_and_a_late_reader_starts_over(monk
     assert s.changes(delta.version).full == frozenset(KUBE_SOURCES)  # the journal no longer reaches back
     s.apply("pods", "ADDED", pod("x"))
     assert s.changes(0).full == frozenset(KUBE_SOURCES)  # older than the last read: another reader
+
+
+def versioned(name: str, rv: str, uid: str = "u-1", phase: str = "Pending") -> Any:
+    return ingest.record("pods", {"metadata": {"name": name, "namespace": "ml", "uid": uid, "resourceVersion": rv},
+                                  "status": {"phase": phase}})
+
+
+def test_a_preloaded_part_is_partial_until_the_full_list_supersedes_it() -> None:
+    s = Store()
+    assert s.preload("pods", [versioned("a", "5"), versioned("b", "6")])
+    st = s.status()["pods"]
+    assert st.state is SourceState.OK and st.partial and st.detail == store.PENDING_ONLY
+    snap = s.snapshot()
+    assert snap.pods_read_on == frozenset() and not snap.all_pods_read_on("any-node")
+    assert s.changes(-1).full == frozenset(KUBE_SOURCES)
+
+    assert s.apply_preloaded("pods", "MODIFIED", versioned("a", "4", phase="Unknown"))  # older: not taken
+    assert s.get("pods", "a", "ml").phase == "Pending"
+    assert s.apply_preloaded("pods", "DELETED", versioned("b", "7", uid="another"))  # another object of that name
+    assert s.get("pods", "b", "ml") is not None
+    assert s.apply_preloaded("pods", "DELETED", versioned("b", "8", phase="Running"))  # it left Pending
+    assert s.get("pods", "b", "ml") is None
+
+    s.replace("pods", [versioned("a", "9", phase="Running"), versioned("c", "3", phase="Running")])
+    st = s.status()["pods"]
+    assert st.state is SourceState.OK and not st.partial and s.snapshot().pods_read_on is None
+    assert {p.name: p.phase for p in s.snapshot().pods} == {"a": "Running", "c": "Running"}
+    # The part's watch may still deliver an event: it is refused, and the part's reader stops.
+    assert not s.apply_preloaded("pods", "DELETED", versioned("a", "10"))
+    assert not s.preload("pods", [versioned("z", "11")])
+    assert {p.name for p in s.snapshot().pods} == {"a", "c"}

@@ -149,7 +149,7 @@ async def test_cluster_text_is_shown_literally_in_every_view(start_sim: StartSim
         await settle(pilot)
         app.notify(HOSTILE)  # a toast (Textual's screenshots leave toasts out: read the notification itself)
         await pilot.pause(0.2)
-        toast = list(app._notifications)[-1]
+        toast = app.toasts[-1]
         assert toast.markup is False and "\x1b" not in toast.message
         assert "[bold]boom[/bold]" in toast.message and "\\x1b]0;pwned" in toast.message
         await pilot.press("y")

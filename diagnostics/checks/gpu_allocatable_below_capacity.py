@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from diagnostics.facts.accelerator_stack import health_command, health_tool
 from diagnostics.facts.gpu_units import gpu_units
+from diagnostics.facts.provider import facts
 from diagnostics.facts.gpu_components import host_evidence, plugin_on_host
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.facts.node_health import (
@@ -23,7 +24,6 @@ from diagnostics.facts.node_health import (
 from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
-from diagnostics.snapshot_memo import carried
 from diagnostics.facts.xid import lookup
 
 # Karpenter consistency controller (core nodeclaim/consistency/nodeshape.go), Warning on the NodeClaim.
@@ -48,12 +48,13 @@ def gpu_allocatable_below_capacity(snap: Snapshot) -> Iterator[Finding | int]:
     again, restart the device-plugin pod on that node (running GPU pods are not touched). If it
     is gone or keeps faulting, cordon and drain the node and let Karpenter replace it.
     """
-    examined, short = carried(snap, "gt202-short-nodes", ("nodes", "nodeclaims"), lambda: _short_nodes(snap))
+    examined, short = _short_nodes(snap)
     yield examined
     for args in short:
         yield _finding(snap, *args)
 
 
+@facts(reads=("nodes", "nodeclaims"))
 def _short_nodes(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, float, float, float,
                                                           dict[str, float], float]]]:
     """GPU nodes (how many), and those offering fewer accelerators than they have. Reads records only."""

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from diagnostics.facts.accelerator_stack import health_command
 from diagnostics.model import Evidence, Finding, Remediation, Severity
+from diagnostics.facts.provider import facts
 from diagnostics.facts.node_health import (
     blast_radius,
     clip,
@@ -20,7 +21,6 @@ from diagnostics.facts.node_health import (
 from diagnostics.records import Condition, Node, NodeClaim
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 from diagnostics.wording import counted
 
@@ -42,12 +42,13 @@ def gpu_node_not_ready(snap: Snapshot) -> Iterator[Finding | int]:
     describe node`, EC2 status checks). A faulty GPU does not heal by itself: cordon and drain
     the node and delete its NodeClaim so Karpenter launches a replacement on other hardware.
     """
-    examined, troubled = carried(snap, "gt204-troubled-nodes", ("nodes", "nodeclaims"), lambda: _troubled(snap))
+    examined, troubled = _troubled(snap)
     yield examined
     for node, claim, troubles in troubled:
         yield _finding(snap, node, claim, list(troubles))
 
 
+@facts(reads=("nodes", "nodeclaims"))
 def _troubled(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, tuple[Condition, ...]]]]:
     """GPU nodes (how many), and those NotReady or with a bad GPU condition. Reads records only."""
     idx = snap.index

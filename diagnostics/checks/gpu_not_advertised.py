@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 from diagnostics.facts.accelerator_stack import Diagnosis, diagnose_node, startup_note
 from diagnostics.facts.node_health import nominations, pending_nominated_to, waiting_pods
+from diagnostics.facts.provider import facts
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.records import Node, NodeClaim, accelerator_total, accelerators
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
-from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 
@@ -40,7 +40,7 @@ def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
     device plugin. Replace the node only when the fault is the node's own.
     """
     idx = snap.index
-    examined, silent = carried(snap, "gt201-silent-nodes", ("nodes", "nodeclaims"), lambda: _silent(snap))
+    examined, silent = _silent(snap)
     yield examined
     nominated = nominations(snap) if silent else {}
     for node, claim, expected in silent:
@@ -108,6 +108,7 @@ def _remediation(snap: Snapshot, node: Node, claim: NodeClaim | None, diag: Diag
     return Remediation(text, commands)
 
 
+@facts(reads=("nodes", "nodeclaims"))
 def _silent(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, float]]]:
     """Nodes that should have GPUs (how many), and those advertising none at all. Reads records only."""
     idx = snap.index

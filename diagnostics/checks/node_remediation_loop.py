@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from diagnostics.facts.metric_facts import KARPENTER, REPAIR_WINDOW, MetricUnavailable, Sample, facts_for, in_words, \
     metric_evidence
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
+from diagnostics.facts.provider import facts
 from diagnostics.facts.node_health import (
     REPAIR_POLICIES,
     blast_radius,
@@ -24,7 +25,6 @@ from diagnostics.facts.node_health import (
 from diagnostics.records import Condition, Event, Node, NodeClaim, accelerator_total
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 REBOOT_WINDOW_SECONDS = 6 * 3600.0
@@ -107,8 +107,7 @@ def node_remediation_loop(snap: Snapshot) -> Iterator[Finding | int]:
     """
     idx = snap.index
     loops = node_loops(snap)
-    yield carried(snap, "gt203-examined", ("events", "nodes"), lambda: len(
-        {e.involved_name for e in snap.events if e.involved_kind == "Node"} | {n.name for n in snap.nodes}))
+    yield _examined(snap)
     for loop in loops:
         yield _node_finding(snap, loop, idx.node.get(loop.node))
     for pl in pool_loops(snap, metric=metric_repairs(snap)):
@@ -128,8 +127,7 @@ def node_loops(snap: Snapshot, *, window: float = REBOOT_WINDOW_SECONDS, min_reb
     events = _events_of(snap, "Node")
     if min_reboots > 0 and min_flaps > 0:
         # Other reasons only open an empty loop, which such thresholds never report.
-        events = carried(snap, "gt203-loop-events", ("events",),
-                         lambda: [e for e in _events_of(snap, "Node") if e.reason in _LOOP_REASONS])
+        events = _loop_events(snap)
     for e in events:
         if not _in_window(snap, e, window):
             continue
@@ -197,8 +195,7 @@ def pool_loops(snap: Snapshot, *, window: float = REPLACEMENT_WINDOW_SECONDS, mi
             found[r.key] = r
 
     cutoff = snap.taken_at - timedelta(seconds=window)
-    repairs = carried(snap, "gt203-repair-events", ("events",), lambda: [
-        e for e in snap.events if e.involved_kind in ("NodeClaim", "Node") and _is_repair_event(e)])
+    repairs = _repair_events(snap)
     for e in repairs:
         if not _in_window(snap, e, window):
             continue
@@ -215,7 +212,7 @@ def pool_loops(snap: Snapshot, *, window: float = REPLACEMENT_WINDOW_SECONDS, mi
         add(Replacement(claim.name if claim else f"node/{node.name}",
                         node.nodepool or (claim.nodepool if claim else ""),
                         e.last_seen, node.instance_type, node.zone, e, node.name))
-    claims = carried(snap, "gt203-repair-claims", ("nodeclaims", "nodes"), lambda: _repair_claims(snap))
+    claims = _repair_claims(snap)
     for claim, reason, node in claims:
         when: datetime | None = None
         if reason is not None and reason.status == "True" and reason.reason == "Unhealthy":
@@ -237,18 +234,40 @@ def pool_loops(snap: Snapshot, *, window: float = REPLACEMENT_WINDOW_SECONDS, mi
         loop = PoolLoop(pool, sorted(reps, key=lambda r: r.when or snap.taken_at), [], metric.get(pool, []))
         if loop.count < min_replacements:
             continue
-        loop.blocked = [e for e in carried(snap, "gt203-repair-blocked", ("events",), lambda: [
-            e for e in snap.events if e.reason == "NodeRepairBlocked"]) if _event_in_pool(snap, e, pool)]
+        loop.blocked = [e for e in _repair_blocked(snap) if _event_in_pool(snap, e, pool)]
         out.append(loop)
     return out
 
 
+@facts(reads=("events", "nodes"))
+def _examined(snap: Snapshot) -> int:
+    """Nodes looked at: those with events and those in the snapshot."""
+    return len({e.involved_name for e in snap.events if e.involved_kind == "Node"} | {n.name for n in snap.nodes})
+
+
+@facts(reads=("events",))
 def _events_of(snap: Snapshot, kind: str) -> list[Event]:
-    """The snapshot's events about objects of one kind, in snapshot order (carried while events are unchanged)."""
-    return carried(snap, ("events-of-kind", kind), ("events",),
-                   lambda: [e for e in snap.events if e.involved_kind == kind])
+    """The snapshot's events about objects of one kind, in snapshot order."""
+    return [e for e in snap.events if e.involved_kind == kind]
 
 
+@facts(reads=("events",))
+def _loop_events(snap: Snapshot) -> list[Event]:
+    """Node events that can open a loop (other reasons only open an empty one)."""
+    return [e for e in _events_of(snap, "Node") if e.reason in _LOOP_REASONS]
+
+
+@facts(reads=("events",))
+def _repair_events(snap: Snapshot) -> list[Event]:
+    return [e for e in snap.events if e.involved_kind in ("NodeClaim", "Node") and _is_repair_event(e)]
+
+
+@facts(reads=("events",))
+def _repair_blocked(snap: Snapshot) -> list[Event]:
+    return [e for e in snap.events if e.reason == "NodeRepairBlocked"]
+
+
+@facts(reads=("nodeclaims", "nodes"))
 def _repair_claims(snap: Snapshot) -> list[tuple[NodeClaim, Condition | None, Node | None]]:
     """NodeClaims node repair may have replaced: marked Unhealthy, or being deleted while their node has a
     repair condition (whether its deadline passed depends on the time: the caller decides)."""

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from diagnostics.model import Evidence, Finding, Remediation, Severity
+from diagnostics.facts.provider import facts
 from diagnostics.facts.node_health import claim_age_from, clip, instance_id, nominations, stamp, waiting_pods
-from diagnostics.records import Condition, NodeClaim, NodeClass, Pod, accelerator_total
+from diagnostics.records import Condition, Node, NodeClaim, NodeClass, Pod, accelerator_total
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 REGISTRATION_TIMEOUT_SECONDS = 900.0
@@ -38,10 +38,8 @@ def nodeclaim_not_registered(snap: Snapshot) -> Iterator[Finding | int]:
     NVIDIA) that fails to bootstrap on this instance type.
     """
     nominated = nominations(snap) if snap.status("events").state.usable else {}
-    nodes_by_provider = carried(snap, "nodes-by-provider", ("nodes",),
-                                lambda: {n.provider_id: n for n in snap.nodes if n.provider_id})
-    launched_claims, unregistered = carried(snap, "gt302-unregistered", ("nodeclaims",),
-                                            lambda: _unregistered(snap.nodeclaims))
+    nodes_by_provider = _nodes_by_provider(snap)
+    launched_claims, unregistered = _unregistered(snap)
     yield launched_claims
     for claim, registered in unregistered:
         booting, launched_at = claim_age_from(snap, claim, "Launched")
@@ -111,14 +109,20 @@ def nodeclaim_not_registered(snap: Snapshot) -> Iterator[Finding | int]:
                       + tuple(p.ref for p in waiting))
 
 
-def _unregistered(claims: Iterable[NodeClaim]) -> tuple[int, list[tuple[NodeClaim, Condition | None]]]:
+@facts(reads=("nodes",))
+def _nodes_by_provider(snap: Snapshot) -> dict[str, Node]:
+    return {n.provider_id: n for n in snap.nodes if n.provider_id}
+
+
+@facts(reads=("nodeclaims",))
+def _unregistered(snap: Snapshot) -> tuple[int, list[tuple[NodeClaim, Condition | None]]]:
     """How many claims are Launched=True, and those of them not Registered=True (with that condition).
 
-    Reads NodeClaims only: carried while they are the same records; ages are looked at per snapshot.
+    Ages are looked at per snapshot by the caller.
     """
     launched_claims = 0
     out: list[tuple[NodeClaim, Condition | None]] = []
-    for claim in claims:
+    for claim in snap.nodeclaims:
         launched = claim.condition("Launched")
         if launched is None or launched.status != "True":
             continue

@@ -1,0 +1,255 @@
+"""The facts seam (diagnostics.facts.provider): derived data cached on what it declares it reads, and nothing else.
+
+A provider's value is reused across snapshots while its declared sources hold the same records; the view it
+is handed refuses every read it did not declare, so a stale cached value cannot come from an undeclared input.
+Checks reach caches only through providers: no cache module imports, no module-level caches.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from diagnostics.facts.provider import UndeclaredRead, derived, facts, forget, per_node, previous
+from diagnostics.records import Node, Pod
+from diagnostics.snapshot import Snapshot
+from tests.builders import snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+
+NODE = """
+apiVersion: v1
+kind: Node
+metadata: {{name: {name}, labels: {{karpenter.sh/nodepool: gpu}}}}
+status: {{allocatable: {{nvidia.com/gpu: "8"}}, capacity: {{nvidia.com/gpu: "8"}}}}
+"""
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: ml, uid: {name}}}
+spec: {{nodeName: {node}, containers: [{{name: c, image: x}}]}}
+status: {{phase: Running}}
+"""
+EVENT = """
+apiVersion: v1
+kind: Event
+metadata: {name: e1, namespace: default}
+involvedObject: {kind: Node, name: gpu-1}
+reason: Something
+message: m
+"""
+
+
+@pytest.fixture(autouse=True)
+def _cold() -> Iterator[None]:
+    forget()
+    yield
+    forget()
+
+
+def _snap() -> Snapshot:
+    return snapshot(NODE.format(name="gpu-1"), NODE.format(name="gpu-2"), POD.format(name="a", node="gpu-1"),
+                    POD.format(name="b", node="gpu-2"), EVENT)
+
+
+calls: list[str] = []
+
+
+@facts(reads=("nodes",))
+def _node_names(snap: Snapshot) -> list[str]:
+    calls.append("names")
+    return [n.name for n in snap.nodes]
+
+
+def test_a_provider_is_reused_while_its_sources_are_the_same_records() -> None:
+    calls.clear()
+    snap = _snap()
+    first = _node_names(snap)
+    assert first == ["gpu-1", "gpu-2"]
+    later = replace(snap, taken_at=snap.taken_at + timedelta(minutes=5), pods=snap.pods[:1], events=())
+    assert _node_names(later) is first  # the clock, pods and events changed; nodes did not
+    assert calls == ["names"]
+    renewed = replace(snap, nodes=_snap().nodes)  # equal nodes, newly ingested: new records
+    assert _node_names(renewed) == first and _node_names(renewed) is not first
+    assert calls == ["names", "names"]
+
+
+@facts(reads=("nodes",))
+def _reads_pods(snap: Snapshot) -> int:
+    return len(snap.pods)
+
+
+@facts(reads=("nodes",))
+def _reads_the_clock(snap: Snapshot) -> object:
+    return snap.taken_at
+
+
+@facts(reads=("nodes",))
+def _reads_events_through_the_index(snap: Snapshot) -> object:
+    return snap.index.events("Node", "gpu-1")
+
+
+@facts(reads=("nodes",))
+def _reads_a_status(snap: Snapshot) -> object:
+    return snap.status("nodes")
+
+
+@pytest.mark.parametrize("provider, what", [
+    (_reads_pods, "snapshot.pods"), (_reads_the_clock, "snapshot.taken_at"),
+    (_reads_events_through_the_index, "index.events"), (_reads_a_status, "snapshot.status")])
+def test_an_undeclared_read_raises(provider: object, what: str) -> None:
+    with pytest.raises(UndeclaredRead, match=what.replace(".", r"\.")):
+        provider(_snap())  # type: ignore[operator]
+
+
+@facts(reads=("pods",))
+def _pending_count(snap: Snapshot) -> int:
+    return len(snap.index.pending)
+
+
+@facts(reads=("nodes",))
+def _calls_a_provider_of_pods(snap: Snapshot) -> int:
+    return _pending_count(snap)
+
+
+@facts(reads=("nodes", "pods"))
+def _declares_what_it_calls(snap: Snapshot) -> int:
+    return _pending_count(snap) + len(snap.index.node)
+
+
+def test_a_provider_calling_another_must_declare_what_the_other_reads() -> None:
+    snap = _snap()
+    with pytest.raises(UndeclaredRead, match="_pending_count, which reads"):
+        _calls_a_provider_of_pods(snap)
+    assert _declares_what_it_calls(snap) == 2
+
+
+def test_an_unknown_source_is_refused_at_declaration() -> None:
+    with pytest.raises(ValueError, match="unknown source"):
+        facts(reads=("node",))(lambda snap: 0)
+
+
+@facts(reads=("nodes",))
+def _grows(snap: Snapshot) -> list[str]:
+    return [*(previous(snap) or []), *(n.name for n in snap.nodes)]
+
+
+def test_a_provider_sees_its_previous_value() -> None:
+    snap = _snap()
+    assert _grows(snap) == ["gpu-1", "gpu-2"]
+    assert _grows(replace(snap, nodes=_snap().nodes)) == ["gpu-1", "gpu-2", "gpu-1", "gpu-2"]
+
+
+def test_keyed_values_are_kept_per_key() -> None:
+    @facts(reads=("nodes",))
+    def named(snap: Snapshot, name: str) -> Node | None:
+        calls.append(name)
+        return snap.index.node.get(name)
+
+    calls.clear()
+    snap = _snap()
+    assert named(snap, "gpu-1") is snap.nodes[0] and named(snap, "gpu-2") is snap.nodes[1]
+    assert named(snap, "gpu-1") is snap.nodes[0]
+    assert calls == ["gpu-1", "gpu-2"]
+
+
+def test_per_node_values_are_computed_again_only_for_nodes_whose_pods_changed() -> None:
+    seen: list[str] = []
+
+    @per_node(reads=("nodes", "pods"))
+    def pod_names(snap: Snapshot, node: Node, pods: Sequence[Pod]) -> list[str]:
+        seen.append(node.name)
+        return [p.name for p in pods]
+
+    snap = _snap()
+    assert pod_names(snap, "pool", snap.nodes) == [["a"], ["b"]] and seen == ["gpu-1", "gpu-2"]
+    moved = replace(snap, pods=(snap.pods[0], snapshot(POD.format(name="c", node="gpu-2")).pods[0]))
+    assert pod_names(moved, "pool", moved.nodes) == [["a"], ["c"]]
+    assert seen == ["gpu-1", "gpu-2", "gpu-2"]
+
+
+def test_per_node_extra_inputs_read_only_what_is_declared() -> None:
+    @per_node(reads=("nodes", "pods"), extra=lambda snap, node: (snap.index.nodepool.get(node.nodepool),))
+    def nothing(snap: Snapshot, node: Node, pods: Sequence[Pod]) -> None:
+        return None
+
+    snap = _snap()
+    with pytest.raises(UndeclaredRead, match="index.nodepool"):
+        nothing(snap, "pool", snap.nodes)
+
+
+def test_derived_values_follow_the_identity_of_their_arguments() -> None:
+    @derived
+    def size(items: tuple[int, ...]) -> int:
+        calls.append("size")
+        return len(items)
+
+    calls.clear()
+    snap = _snap()
+    a, b = (1, 2), (1, 2, 3)
+    assert size(snap, a) == 2 and size(snap, a) == 2 and size(snap, b) == 3
+    assert calls == ["size", "size"]
+
+
+# --- the guardrail: checks reach caches only through the seam ---------------------------------------
+
+CACHE_MODULES = {"diagnostics.carry", "diagnostics.snapshot_memo", "diagnostics.index_parts"}
+CACHE_TYPES = {"Generations", "PerItem", "Carried", "WeakValueDictionary", "WeakKeyDictionary", "defaultdict",
+               "OrderedDict", "lru_cache", "cache", "dict", "set", "list"}
+
+
+def _cache_offences(path: Path) -> list[str]:
+    """Imports of a cache module, module-level containers or cache objects, and module state written from functions."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            out += [f"imports {m}" for m in sorted(names & CACHE_MODULES)]
+        elif isinstance(node, ast.Import):
+            out += [f"imports {a.name}" for a in node.names if a.name in CACHE_MODULES]
+        elif isinstance(node, ast.Global):
+            out.append(f"writes module state ({', '.join(node.names)}) at line {node.lineno}")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                name = ast.unparse(d.func if isinstance(d, ast.Call) else d).split(".")[-1]
+                if name in ("lru_cache", "cache", "cached_property"):
+                    out.append(f"{node.name} is cached with @{name}")
+    for stmt in tree.body:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if value is None:
+            continue
+        target = ast.unparse(stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target)
+        if isinstance(value, (ast.Dict, ast.List, ast.Set)) and not (
+                value.keys if isinstance(value, ast.Dict) else value.elts):
+            out.append(f"{target} is an empty module-level container at line {stmt.lineno}")
+        elif isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] in CACHE_TYPES:
+            out.append(f"{target} = {ast.unparse(value.func)}(...) at line {stmt.lineno}")
+    return out
+
+
+NOT_YET_MOVED = {"consolidation_blocked.py", "gpu_nodepool_practices.py", "gpu_workload_disruption.py",
+                 "nodepool_gpu_limit_reached.py", "pod_gpu_request_invalid.py", "pod_gpu_resource_mismatch.py",
+                 "pod_gpu_taint_not_tolerated.py", "pod_no_nodepool_fits.py", "pod_resourceclaim_unallocated.py",
+                 "pod_waiting_for_nodeclaim.py", "spot_capacity_shortage.py"}
+"""Checks still on the old caches (#23 moves them): the set may only shrink, and a moved check must leave it."""
+
+
+def test_checks_import_no_cache_module_and_define_no_module_level_cache() -> None:
+    offences = {p.name: o for p in sorted((ROOT / "diagnostics" / "checks").glob("*.py")) if (o := _cache_offences(p))}
+    assert set(offences) == NOT_YET_MOVED, {k: v for k, v in offences.items() if k not in NOT_YET_MOVED}
+
+
+def test_the_guard_catches_what_it_looks_for(tmp_path: Path) -> None:
+    # The guard above must be able to fail: a check written the old way is caught on every count.
+    bad = tmp_path / "bad_check.py"
+    bad.write_text("from diagnostics.carry import Generations\nimport diagnostics.snapshot_memo\n"
+                   "from functools import lru_cache\n_SEEN: dict[str, int] = {}\n_GEN = Generations()\n"
+                   "@lru_cache\ndef f(x):\n    global _SEEN\n    return x\n", encoding="utf-8")
+    offences = _cache_offences(bad)
+    assert len(offences) == 6, offences

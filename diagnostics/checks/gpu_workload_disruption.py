@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from diagnostics.facts import provider
 from diagnostics.facts.aws_facts import region_of_zone
 from diagnostics.facts.disruption import (
     DO_NOT_DISRUPT,
@@ -21,7 +22,6 @@ from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.records import Condition, Event, Node, NodeClaim, NodePool, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age, parse_go_duration, parse_timestamp
 
 EXPIRY_HORIZON_SECONDS = 24 * 3600.0
@@ -94,8 +94,7 @@ def gpu_workload_disruption(snap: Snapshot) -> Iterator[Finding | int]:
     idx = snap.index
     now = snap.taken_at
     complete = nodes_with_all_pods(snap)  # a target's one-shot read has all the pods of its own node(s) only
-    for node, claim, facts in carried(snap, "gt503-node-facts", ("nodes", "nodeclaims", "nodepools", "events"),
-                                      lambda: _all_facts(snap)):
+    for node, claim, facts in _all_facts(snap):
         if complete is not None and node.name not in complete:
             continue
         yield 1
@@ -131,6 +130,7 @@ class _Facts:
     """Disruption, termination and interruption events on the node and its NodeClaim, oldest first."""
 
 
+@provider.facts(reads=("nodes", "nodeclaims", "nodepools", "events"))
 def _all_facts(snap: Snapshot) -> list[tuple[Node, NodeClaim | None, _Facts]]:
     idx = snap.index
     out = []

@@ -6,12 +6,12 @@ import json
 import math
 from collections.abc import Iterator
 
-from diagnostics.carry import Generations
 from diagnostics.facts.messages import LIMITS, NODE_LIMITS, KarpenterFragment
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.facts.pending import placeable
 from diagnostics.facts.pod_events import PodScheduling, clip, event_evidence, events_note
-from diagnostics.facts.pod_fit import LIMIT, FitReason, PodFit, PoolFit, qty
+from diagnostics.facts.pod_fit import LIMIT, FitReason, NodeFit, PodFit, PoolFit, qty
+from diagnostics.facts.provider import derived
 from diagnostics.records import NodePool, Pod, is_accelerator
 from diagnostics.registry import check
 from diagnostics.relations import karpenter_ignores
@@ -60,22 +60,21 @@ def nodepool_gpu_limit_reached(snap: Snapshot) -> Iterator[Finding | int]:
 _Blocked = tuple[Pod, PodScheduling, list[KarpenterFragment], tuple[FitReason, ...]]
 """A pod a pool's limit blocks, its scheduling events, Karpenter's limit fragments and gputui's LIMIT reasons."""
 
-_LIMIT_BLOCKED: Generations[frozenset[str]] = Generations()
-
-
 def _limit_blocked(snap: Snapshot, pf: PodFit) -> frozenset[str]:
     """NodePools that would serve the pod but for an accelerator or node-count limit (when nothing else can)."""
-    def compute() -> frozenset[str]:
-        if pf.servable:
-            return frozenset()
-        first: dict[str, PoolFit] = {}
-        for p in pf.pools:
-            first.setdefault(p.pool.name, p)  # the first fit of a name speaks for it
-        return frozenset(name for name, p in first.items() if p.only(LIMIT) and all(
-            r.resource == "nodes" or is_accelerator(r.resource) for r in p.reasons))
-
     # Replicas of a workload share their PoolFit/NodeFit tuples (pod_fit shares them by pod shape).
-    return _LIMIT_BLOCKED.get(snap.index, (id(pf.pools), id(pf.nodes)), (pf.pools, pf.nodes), compute)
+    return _limit_blocked_in(snap, pf.pools, pf.nodes)
+
+
+@derived
+def _limit_blocked_in(pools: tuple[PoolFit, ...], nodes: tuple[NodeFit, ...]) -> frozenset[str]:
+    if any(p.fits for p in pools) or any(n.fits for n in nodes):
+        return frozenset()  # servable (PodFit.servable)
+    first: dict[str, PoolFit] = {}
+    for p in pools:
+        first.setdefault(p.pool.name, p)  # the first fit of a name speaks for it
+    return frozenset(name for name, p in first.items() if p.only(LIMIT) and all(
+        r.resource == "nodes" or is_accelerator(r.resource) for r in p.reasons))
 
 
 def _limit_reasons(pf: PodFit, name: str) -> tuple[FitReason, ...]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from diagnostics.carry import CARRIED
 from diagnostics.facts.gpu_units import MIG_PREFIX, SHARED, gpu_units, node_model
 from diagnostics.facts.matching import node_matches
+from diagnostics.facts.provider import facts
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.records import Node, Pod
 from diagnostics.registry import check
@@ -113,31 +113,31 @@ def pod_gpu_resource_mismatch(snap: Snapshot) -> Iterator[Finding | int]:
 def mismatches(snap: Snapshot) -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatch]]]:
     """Pending NVIDIA GPU pods (how many), and those asking for a form of GPU their nodes do not offer.
 
-    Reads the pending pods and the nodes only: carried while they are the same records. Other checks (pod-no-nodepool-fits)
-    leave these pods to this one.
+    Other checks (pod-no-nodepool-fits) leave these pods to this one.
     """
-    def compute() -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatch]]]:
-        pending = snap.index.pending_gpu_pods
-        out: dict[ObjectRef, tuple[Pod, _Mismatch]] = {}
-        if not pending:
-            return 0, out
-        gpu_nodes = [n for n, _ in snap.index.gpu_nodes if not n.meta.deleting]
-        cache: dict[object, _Mismatch | None] = {}
-        examined = 0
-        for pod in pending:
-            if not _wants(pod):
-                continue
-            examined += 1
-            m = _mismatch(snap, pod, gpu_nodes, cache)
-            if m is not None:
-                out[pod.ref] = (pod, m)
-        return examined, out
-
     if not snap.status("nodes").state.usable:
         return 0, {}
-    # Keyed on the pending pods (not every pod): a burst of changes to bound pods costs nothing here.
-    idx = snap.index
-    return CARRIED.get("gt405-mismatches", (idx.pending, idx.sources["nodes"], idx.sources["nodeclaims"]), compute)
+    return _mismatches(snap)
+
+
+@facts(reads=("pending", "nodes", "nodeclaims"))
+def _mismatches(snap: Snapshot) -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatch]]]:
+    """Keyed on the pending pods (not every pod): a burst of changes to bound pods costs nothing here."""
+    pending = snap.index.pending_gpu_pods
+    out: dict[ObjectRef, tuple[Pod, _Mismatch]] = {}
+    if not pending:
+        return 0, out
+    gpu_nodes = [n for n, _ in snap.index.gpu_nodes if not n.meta.deleting]
+    cache: dict[object, _Mismatch | None] = {}
+    examined = 0
+    for pod in pending:
+        if not _wants(pod):
+            continue
+        examined += 1
+        m = _mismatch(snap, pod, gpu_nodes, cache)
+        if m is not None:
+            out[pod.ref] = (pod, m)
+    return examined, out
 
 
 def _single_cut(nodes: tuple[Node, ...], profile: str) -> list[Node]:

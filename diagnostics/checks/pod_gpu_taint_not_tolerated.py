@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from diagnostics.carry import Generations
 from diagnostics.facts.messages import TAINT as K_TAINT
 from diagnostics.model import CheckSkipped, Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.facts.pending import placeable
 from diagnostics.facts.pod_events import PodScheduling, event_evidence, events_note
 from diagnostics.facts.pod_fit import NodeFit, PodFit, PoolFit, accel_text
+from diagnostics.facts.provider import derived
 from diagnostics.records import Pod, Taint
 from diagnostics.registry import check
 from diagnostics.relations import karpenter_ignores
@@ -92,22 +92,17 @@ class _TaintOnly:
     node_refs: tuple[ObjectRef, ...]
 
 
-_TAINT_ONLY: Generations[_TaintOnly | None] = Generations()
-
-
-def _taint_only(snap: Snapshot, pf: PodFit) -> _TaintOnly | None:
+@derived
+def _taint_only(pf: PodFit) -> _TaintOnly | None:
     """pf.taint_only() and what follows from it, once per PodFit (replicas share theirs): it walks every
     candidate node, and there may be hundreds."""
-    def compute() -> _TaintOnly | None:
-        pools, nodes = pf.taint_only()
-        if not pools and not nodes:
-            return None
-        fits: list[PoolFit | NodeFit] = [*pools, *nodes]
-        taints = list(dict.fromkeys(t for f in fits for r in f.reasons for t in r.taints))
-        key = (tuple(str(t) for t in taints), tuple(p.pool.name for p in pools), tuple(n.node.name for n in nodes))
-        return _TaintOnly(pools, nodes, taints, key, tuple(n.node.ref for n in nodes))
-
-    return _TAINT_ONLY.get(snap.index, id(pf), (pf,), compute)
+    pools, nodes = pf.taint_only()
+    if not pools and not nodes:
+        return None
+    fits: list[PoolFit | NodeFit] = [*pools, *nodes]
+    taints = list(dict.fromkeys(t for f in fits for r in f.reasons for t in r.taints))
+    key = (tuple(str(t) for t in taints), tuple(p.pool.name for p in pools), tuple(n.node.name for n in nodes))
+    return _TaintOnly(pools, nodes, taints, key, tuple(n.node.ref for n in nodes))
 
 
 def _nodes_only(only: _TaintOnly) -> _TaintOnly | None:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
 
 from diagnostics.checks.pod_gpu_resource_mismatch import mismatches
-from diagnostics.carry import Generations
 from diagnostics.facts.messages import LIMITS, NODE_LIMITS, KarpenterMessage
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.facts.pending import placeable
+from diagnostics.facts.provider import derived
 from diagnostics.facts.pod_events import (
     PodScheduling,
     capacity_errors,
@@ -37,7 +36,6 @@ from diagnostics.relations import karpenter_ignores
 from diagnostics.snapshot import Snapshot
 from diagnostics.facts.workloads import Workload, owner_workload
 
-T = TypeVar("T")
 
 STALE_AFTER = 900.0
 """Seconds after which a Karpenter FailedScheduling no longer speaks for the present (it re-emits every 5 min)."""
@@ -113,25 +111,17 @@ def _accel_sig(pod: Pod) -> tuple[tuple[str, float], ...]:
     return tuple(sorted((k, v) for k, v in pod.requests.items() if is_accelerator(k)))
 
 
-_PER_FIT: Generations[object] = Generations()
-"""Derived from a PodFit alone, which replicas of a workload share (see pod_fit)."""
+# Derived from a PodFit alone, which replicas of a workload share (see pod_fit): worked out once per PodFit.
 
-
-def _per_fit(snap: Snapshot, what: str, pf: PodFit, compute: Callable[[], T]) -> T:
-    return _PER_FIT.get(snap.index, (what, id(pf)), (pf,), compute)  # type: ignore[return-value]
-
-
-def _signature(snap: Snapshot, pf: PodFit) -> tuple[tuple[str, str], ...]:
+@derived
+def _signature(pf: PodFit) -> tuple[tuple[str, str], ...]:
     """Each NodePool's verdict, to group pods that fail the same way."""
-    return _per_fit(snap, "signature", pf, lambda: tuple((p.pool.name, p.summary()) for p in pf.pools))
+    return tuple((p.pool.name, p.summary()) for p in pf.pools)
 
 
-def _explained_elsewhere(snap: Snapshot, pf: PodFit) -> bool:
+@derived
+def _explained_elsewhere(pf: PodFit) -> bool:
     """Some NodePool or node is blocked by exactly one cause another check reports."""
-    return _per_fit(snap, "explained-elsewhere", pf, lambda: _explained_by_others(pf))
-
-
-def _explained_by_others(pf: PodFit) -> bool:
     if any(not p.fits and p.kinds == {LIMIT} and all(
             r.resource == "nodes" or is_accelerator(r.resource) for r in p.reasons) for p in pf.pools):
         return True  # GT105 nodepool-gpu-limit-reached
@@ -188,8 +178,8 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
                  f"node can take it{more}")
         severity = Severity.WARNING  # it may be waiting for a non-Karpenter node group on purpose
     else:
-        title = f"{who} fits no NodePool - " + _per_fit(snap, "clauses", pf, lambda: _clauses(pf)) + more
-    ev: list[Evidence] = list(_per_fit(snap, "evidence", pf, lambda: _pool_evidence(pf)))
+        title = f"{who} fits no NodePool - " + _clauses(snap, pf) + more
+    ev: list[Evidence] = list(_pool_evidence(snap, pf))
     if not pf.pools:
         ev.append(Evidence.absence(None, "NodePools (karpenter.sh/v1)", note="none in the cluster"))
     if g.sched.karpenter is not None and km is not None:
@@ -205,8 +195,7 @@ def _finding(snap: Snapshot, g: _Group) -> Finding:
                                         "that opt out of it"))
     ev.extend(event_evidence(snap, pod, g.sched.scheduler))
     ev.extend(events_note(snap))
-    related: list[ObjectRef] = g.refs[1:] + list(_per_fit(snap, "pool-refs", pf,
-                                                         lambda: tuple(p.pool.ref for p in pf.pools)))
+    related: list[ObjectRef] = g.refs[1:] + list(_pool_refs(snap, pf))
     if wl.kind != "Pod":
         related.append(wl.ref)
     remedy = _ignored_remedy(pod, wl, ignored) if ignored is not None else _remedy(pod, pf, wl, g)
@@ -298,6 +287,12 @@ def _ignored_remedy(pod: Pod, wl: Workload, ig: _Ignored) -> Remediation:
     return Remediation(text, tuple(dict.fromkeys(cmds)))
 
 
+@derived
+def _pool_refs(pf: PodFit) -> tuple[ObjectRef, ...]:
+    return tuple(p.pool.ref for p in pf.pools)
+
+
+@derived
 def _clauses(pf: PodFit) -> str:
     """Each NodePool's first reason (or the one they all share), for the title: the same for every pod of the fit."""
     firsts = {p.reasons[0].text for p in pf.pools}
@@ -309,6 +304,7 @@ def _clauses(pf: PodFit) -> str:
     return clip("; ".join(clauses), 240)
 
 
+@derived
 def _pool_evidence(pf: PodFit) -> tuple[Evidence, ...]:
     """Every NodePool's reasons, each fact once."""
     ev: list[Evidence] = []

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from diagnostics.carry import CARRIED
-from diagnostics.facts.dra import claim_state, pod_claims
+from diagnostics.facts.dra import PodClaim, claim_state, pod_claims
 from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.facts.pod_events import clip
+from diagnostics.facts.provider import facts
 from diagnostics.records import Event, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
@@ -30,6 +30,13 @@ def _scheduler_event(snap: Snapshot, pod: Pod) -> Event | None:
     return None
 
 
+
+@facts(reads=("pending",))
+def _claim_pods(snap: Snapshot) -> list[tuple[Pod, list[PodClaim]]]:
+    """Pending pods that use DRA, with their claims: a burst of changes to bound pods costs nothing here."""
+    return [(p, c) for p in snap.index.pending if (c := pod_claims(p))]
+
+
 @check(code="GT407", slug="pod-resourceclaim-unallocated", title="GPU pods' DRA ResourceClaims get allocated",
        severity=Severity.ERROR, requires=("pods",), optional=("events",))
 def pod_resourceclaim_unallocated(snap: Snapshot) -> Iterator[Finding | int]:
@@ -46,10 +53,7 @@ def pod_resourceclaim_unallocated(snap: Snapshot) -> Iterator[Finding | int]:
     (`kubectl get resourceslices`), that its kubelet plugin runs on the GPU nodes, the
     DeviceClass and the claim's selectors/count, and which pods hold the devices now.
     """
-    # Which pending pods use DRA is carried while the pending pods are the same records (reading a pod's object
-    # rebuilds it): a run over a thousand pending pods costs nothing here.
-    waiting = CARRIED.get("gt407-claim-pods", (snap.index.pending,),
-                          lambda: [(p, c) for p in snap.index.pending if (c := pod_claims(p))])
+    waiting = _claim_pods(snap)
     examined = 0
     for pod, claims in waiting:
         examined += 1

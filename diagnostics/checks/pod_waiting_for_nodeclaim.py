@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from diagnostics.carry import Generations
 from diagnostics.facts.karpenter_controller import controller_namespace, logs_command
 from diagnostics.model import Evidence, EvidenceKind, Finding, ObjectRef, Remediation, Severity
 from diagnostics.facts.pending import Triage, triage
 from diagnostics.facts.pod_events import clip
 from diagnostics.facts.pod_fit import accel_text
+from diagnostics.facts.provider import derived
 from diagnostics.facts.accelerator_stack import health_command
 from diagnostics.records import Node, NodeClaim
 from diagnostics.registry import check
@@ -63,7 +63,7 @@ def pod_waiting_for_nodeclaim(snap: Snapshot) -> Iterator[Finding | int]:
         if w is None or not w.in_progress or w.claim is None:
             continue
         # What the finding says whatever the time, worked out once per triaged pod (its records).
-        st = _STATIC.get(snap.index, id(t), (t,), lambda: _static(t))  # noqa: B023 - called at once
+        st = _static(snap, t)
         claim_age = snap.age(st.created)
         stage_age = snap.age(st.started)
         stuck = claim_age is not None and claim_age > STUCK_AFTER
@@ -130,9 +130,7 @@ class _Static:
     """Stuck at Launched: the controller's log says why."""
 
 
-_STATIC: Generations[_Static] = Generations()
-
-
+@derived
 def _static(t: Triage) -> _Static:
     pod, w = t.pod, t.waiting
     assert w is not None and w.claim is not None

@@ -3,7 +3,8 @@
 The whole demo, as `gputui demo` runs it: the simulated cluster plus the demo's Prometheus and AWS
 (moto), so the README shows the incident the demo shows (tests/tui/test_screenshots.py fails when
 they differ). The same shots (scenario, size, keys) drive the SVG snapshot tests
-(tests/tui/test_snapshots.py, on the cluster alone). Time is frozen at the scenario's
+(tests/tui/test_snapshots.py, on the cluster alone). Both run the pinned check set
+(gputui.dev.pinned_checks), so a new check does not redraw them. Time is frozen at the scenario's
 referenceTime (GPUTUI_NOW) and the simulator does not shift times, so every age is stable; the demo
 Prometheus draws the same values whatever the day.
 """
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.pilot import Pilot
+
+from gputui.dev.pinned_checks import PINNED_CHECKS
 
 if TYPE_CHECKING:
     from gputui.tui.app import GputuiApp
@@ -72,21 +75,31 @@ def frozen_clock(scenario: str) -> Iterator[None]:
 
 
 def build_app(kubeconfig: str | Path, *, title: str, read_only: bool = False, namespace: str | None = None,
-              context: str | None = None, sources: tuple[Any, Any] = (None, None)) -> GputuiApp:
+              context: str | None = None, sources: tuple[Any, Any] = (None, None),
+              checks: Sequence[str] = ()) -> GputuiApp:
     """A GputuiApp on a live session against `kubeconfig` (what `gputui demo` runs); `:ctx` / `:ns`
-    build new sessions from the same file."""
+    build new sessions from the same file. `checks` (codes or slugs) runs only those, as
+    `diagnose --only` does: screenshots and snapshots use PINNED_CHECKS so a new check leaves them be."""
     from gputui.kube.api import Api, load
     from gputui.collect.live import LiveSession
     from gputui.tui.app import GputuiApp, kube_contexts
 
     prometheus, aws = sources
+    diagnose = None
+    if checks:
+        from diagnostics import Report, Snapshot, run
+
+        only = tuple(checks)
+
+        def diagnose(snap: Snapshot) -> Report:
+            return run(snap, only=only)
 
     def new_session(ctx: str | None, ns: str | None) -> LiveSession:
         client, info = load(str(kubeconfig), ctx)
-        return LiveSession(Api(client), info, namespace=ns, prometheus=prometheus, aws=aws)
+        return LiveSession(Api(client), info, namespace=ns, prometheus=prometheus, aws=aws, pending_first=True)
 
     return GputuiApp(session=new_session(context, namespace), title=title, read_only=read_only, namespace=namespace,
-                     new_session=new_session, contexts=lambda: kube_contexts(str(kubeconfig)))
+                     new_session=new_session, contexts=lambda: kube_contexts(str(kubeconfig)), diagnose=diagnose)
 
 
 async def settle(pilot: Pilot[Any], timeout: float = 20.0) -> None:
@@ -140,7 +153,8 @@ async def play(pilot: Pilot[Any], keys: Sequence[str]) -> None:
 
 
 async def capture(shot: Shot, kubeconfig: str | Path, out_dir: Path, sources: tuple[Any, Any] = (None, None)) -> Path:
-    app = build_app(kubeconfig, title=f"demo: {shot.scenario}", read_only=shot.read_only, sources=sources)
+    app = build_app(kubeconfig, title=f"demo: {shot.scenario}", read_only=shot.read_only, sources=sources,
+                    checks=PINNED_CHECKS)
     async with app.run_test(size=shot.size) as pilot:
         await play(pilot, shot.keys)
         path = app.save_screenshot(f"{shot.name}.svg", path=str(out_dir))

@@ -36,7 +36,7 @@ from gputui.errors import ExitCode
 from gputui.output.sanitize import visible
 from gputui.collect.live import LiveSession
 from gputui.collect.store import Changes
-from gputui.tui import actions, objects
+from gputui.tui import actions, early, objects
 from gputui.tui.messages import DiagnosisDone, DiagnosticsFailed, SnapshotReady
 from gputui.tui.overview_model import Diagnosis, Frame, OverviewModel, store_labels
 from gputui.tui.screens.base import DataScreen
@@ -265,8 +265,10 @@ class GputuiApp(App[int]):
         self._diag_rest_until = time.monotonic() + DIAG_REST * took
 
     def _run_checks(self, snap: Snapshot) -> Report:
+        """Every check; while only the pending pods are read, those that need every pod wait (gputui.tui.early)."""
         self._diag_yield_until = time.monotonic() + DIAG_YIELD
-        return run_checks(snap, between=self._make_way)
+        waiting = early.waiting_checks(snap)
+        return early.with_waiting(run_checks(snap, ignore=waiting, between=self._make_way), waiting)
 
     def _make_way(self) -> None:
         """Between two checks: while a frame is being built or waits to be painted, sleep.

@@ -118,11 +118,23 @@ def node_cells(row: rows.Row, findings: Sequence[Finding]) -> Cells:
             _t(itype), _t(ctype), _t(pool), _t(zone), Text(age))
 
 
+UNKNOWN_USED = "?"
+"""The requested part of `8/8/?` while only the pending pods are read: not known yet, not zero."""
+
+
+def unconfirmed(badge: Text) -> Text:
+    """A node's HEALTH while only the pending pods are read: no `✓ ok`, since the checks that judge a
+    node by the pods on it have not run yet; a problem already found stays as it is."""
+    return Text("? checks wait for all pods", style="yellow") if badge.plain == "✓ ok" else badge
+
+
 def gpus_cell(cap: str, alloc: str, used: str) -> Text:
     """`8/8/6`: capacity, allocatable, requested; red when the node advertises none of its GPUs."""
     gpus = Text(f"{cap}/{alloc}/{used}")
     if alloc in ("0", "") and cap not in ("0", ""):
         gpus.stylize("bold red")
+    elif used == UNKNOWN_USED:
+        gpus.stylize("bold yellow", len(gpus) - len(used))
     return gpus
 
 

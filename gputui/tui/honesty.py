@@ -15,6 +15,8 @@ from rich.text import Text
 
 from diagnostics.model import CheckStatus, Report
 from diagnostics.snapshot import KUBE_SOURCES, Snapshot, SourceState, SourceStatus
+from gputui.collect.store import PENDING_ONLY
+from gputui.tui.early import WAITING_REASON
 
 OK, WARN, BAD = "ok", "warn", "bad"
 LEVEL_STYLE = {OK: "bold green", WARN: "bold yellow", BAD: "bold red"}
@@ -76,13 +78,19 @@ def sight(snap: Snapshot | None, *, namespace: str | None = None) -> Sight:
         who = f" in namespace {namespace}" if namespace else ""
         reasons.append(f"Cannot see{who}: {_names(forbidden)} (forbidden: {perms}); "
                        "checks that need them are skipped.")
-    partial = [s for s in kube if s.state.usable and s.partial]
+    first = [s for s in kube if s.state.usable and s.partial and s.detail == PENDING_ONLY]
+    partial = [s for s in kube if s.state.usable and s.partial and s not in first]
+    if first:
+        level = max(level, WARN, key=_rank)
+        more = f"; still loading: {_names(loading)}" if loading else ""
+        reasons.append("Loading the full pod list: the pending pods are shown, GPUs in use per node read `?` "
+                       f"and checks that need every pod wait for it{more}.")
     if partial:
         level = max(level, WARN, key=_rank)
         scopes = sorted({s.detail for s in partial if s.detail}) or ["one namespace only"]
         reasons.append(f"Seen in {'; '.join(scopes)}: {_names(partial)}. Pods and events in other namespaces "
                        "are out of sight: GPUs they hold and what they say are missing from the checks.")
-    if loading and not reasons:
+    if loading and not reasons and not first:
         level = max(level, WARN, key=_rank)
         reasons.append(f"Still loading: {_names(loading)}.")
     other_stale = False
@@ -99,7 +107,7 @@ def sight(snap: Snapshot | None, *, namespace: str | None = None) -> Sight:
         mark = "● stale"
     elif forbidden or unreachable or partial:
         mark = "● limited"
-    elif loading:
+    elif loading or first:
         mark = "● loading"
     else:
         mark = "● live"
@@ -129,13 +137,19 @@ def findings_summary(report: Report | None, snap: Snapshot | None = None) -> Tex
 
     if report is None:
         return Text("running diagnostics…", style="dim")
-    blind = blind_checks(report)
+    waiting = [r.check for r in report.results if r.status is CheckStatus.SKIPPED and r.reason == WAITING_REASON]
+    blind = [c for c in blind_checks(report) if c not in waiting]
     seen = sight(snap) if snap is not None else Sight(OK, "● live")
+    wait = f"{len(waiting)} checks wait for the full pod list" if waiting else ""
     if report.findings:
         t = finding_counts(report)
         if blind:
             t.append(f" · {len(blind)} could not look", style="bold yellow")
+        if wait:
+            t.append(f" · {wait}", style="bold yellow")
         return t
+    if waiting:
+        return Text(f"? nothing found so far: {wait} (not an all-clear)", style="bold yellow")
     skipped = sum(1 for r in report.results if r.status is CheckStatus.SKIPPED)
     ran = len(report.results) - skipped
     if blind and ran == 0:

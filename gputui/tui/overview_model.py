@@ -26,7 +26,7 @@ from diagnostics.records import Event, Node, NodeClaim, NodePool, Pod
 from diagnostics.snapshot import Snapshot, is_gpu_node
 from gputui.output import rows
 from gputui.collect.store import Changes
-from gputui.tui import cells, honesty
+from gputui.tui import cells, early, honesty
 from gputui.tui.cells import TableRow
 
 Key = tuple[str | None, str]
@@ -69,6 +69,8 @@ class Frame:
     findings_title: Text
     labels: Callable[[ObjectRef | None], Mapping[str, str]]
     """An object's labels, for the `/` filter's key=value terms."""
+    provisional: bool = False
+    """Only the pending pods are read so far: the GPUs in use per node are not known (shown as `?`)."""
 
 
 class OverviewModel:
@@ -117,10 +119,16 @@ class OverviewModel:
         self._involved: dict[ObjectRef, Severity] = {}
         self._findings: dict[str, Finding] = {}
         self._findings_title = findings_title(None)
+        self._provisional = False
+        """Only the pending pods are read (gputui.tui.early): the USED cells say `?`, not a number."""
 
     # --- input ---
     def update(self, changes: Changes, diagnosis: Diagnosis | None) -> Frame:
         snap = changes.snapshot
+        provisional = early.pending_only(snap)
+        if provisional != self._provisional:
+            self._provisional = provisional
+            self._dirty["nodes"].update(self._nodes)
         for source in ("nodes", "nodeclaims", "nodepools", "pods", "events"):
             if source in changes.full:
                 self._reload(source, getattr(snap, source))
@@ -318,18 +326,24 @@ class OverviewModel:
             ref = n.ref
             sev = self._worst.get(ref)
             findings = self._by_subject.get(ref, _NO_FINDINGS)
-            inputs = (n, claim, sev, findings, rows.age(now, n.meta.created))
+            provisional = self._provisional
+            inputs = (n, claim, sev, findings, rows.age(now, n.meta.created), provisional)
             used = sum(self._gpus_on_node.get(key, {}).values())
             old = self._rows["nodes"].get(key)
             if old is not None and self._node_inputs.get(key) == inputs:
                 # Only the GPUs its pods hold moved (a burst of pods starting and finishing).
                 prev = self._plain["nodes"][key]
-                r = rows.Row(prev.key, prev.ref, (*prev.cells[:_USED], rows.gpus_text(used), *prev.cells[_USED + 1:]),
-                             prev.severity)
+                r = rows.Row(prev.key, prev.ref, (*prev.cells[:_USED], _used_text(used, provisional),
+                                                  *prev.cells[_USED + 1:]), prev.severity)
                 tr = TableRow(r.key, r.ref, cells.with_used(old.cells, r))
             elif is_gpu_node(n, claim):
                 r = rows.node_row(n, claim, used, now, sev)
                 tr = TableRow(r.key, r.ref, cells.node_cells(r, findings))
+                if provisional:
+                    r = rows.Row(r.key, r.ref, (*r.cells[:_USED], cells.UNKNOWN_USED, *r.cells[_USED + 1:]),
+                                 r.severity)
+                    styled = cells.node_cells(r, findings)
+                    tr = TableRow(r.key, r.ref, (styled[0], cells.unconfirmed(styled[1]), *styled[2:]))
             else:
                 return None
             self._node_inputs[key] = inputs
@@ -407,7 +421,7 @@ class OverviewModel:
                 self._ordered[table] = ordered
         tables = {t: self._ordered[t] for t in TABLE_IDS}
         return Frame(version, snap, self._diagnosis, self._report, tables, self._findings, self._findings_title,
-                     self._labels)
+                     self._labels, self._provisional)
 
 
 def findings_title(report: Report | None, snap: Snapshot | None = None) -> Text:
@@ -417,6 +431,11 @@ def findings_title(report: Report | None, snap: Snapshot | None = None) -> Text:
     if report is not None and report.findings:
         title.append("  (⏎ evidence · f checklist)", style="dim")
     return title
+
+
+def _used_text(used: float, provisional: bool) -> str:
+    """A node's USED cell: what its pods hold, `?` while only the pending pods are read."""
+    return cells.UNKNOWN_USED if provisional else rows.gpus_text(used)
 
 
 def _pod_key(key: Key) -> str:

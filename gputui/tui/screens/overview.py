@@ -127,6 +127,8 @@ class OverviewScreen(DataScreen):
                 count = f"{len(shown)} of {len(all_rows)}" if f.active else str(len(all_rows))
                 where = f" in {ns}" if tid == "pods" and ns else ""
                 label = f"{title}{where} ({count}){sort.label() if sort is not None else ''}"
+                if tid == "nodes" and frame.provisional:
+                    label += " · GPUs in use: ? until every pod is read"
                 blind = unseen(frame.snapshot, TABLE_SOURCE[tid])
                 if blind:  # "(0)" would claim there is nothing; say that nothing could be seen
                     label = Text.assemble(f"{title} ", (f"(not seen: {blind})", "bold yellow"))

@@ -1,6 +1,7 @@
 """The README's screenshots are what `gputui demo` shows (issue #22): the same shots, replayed on the
-whole demo (simulated cluster, the demo's Prometheus and AWS) at the same size, must show the same
-text as screenshots/*.svg. Regenerate with `python -m gputui.dev.screenshots` when this fails."""
+whole demo (simulated cluster, the demo's Prometheus and AWS) at the same size and with the same
+pinned check set, must show the same text as screenshots/*.svg. Regenerate with
+`python -m gputui.dev.screenshots` when this fails."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from gputui.dev.pinned_checks import PINNED_CHECKS
 from gputui.dev.screenshots import OUT_DIR, SHOTS, build_app, demo_sources, frozen_clock, play
 from gputui.sim.cluster import SimCluster
 from tests.prometheus.conftest import require_prometheus
@@ -36,7 +38,8 @@ def svg_text(svg: str) -> str:
 async def _shown(shot_names: list[str], kubeconfig: Path, sources: tuple[object, object]) -> dict[str, str]:
     out = {}
     for shot in (s for s in SHOTS if s.name in shot_names):
-        app = build_app(kubeconfig, title=f"demo: {shot.scenario}", read_only=shot.read_only, sources=sources)
+        app = build_app(kubeconfig, title=f"demo: {shot.scenario}", read_only=shot.read_only, sources=sources,
+                        checks=PINNED_CHECKS)
         async with app.run_test(size=shot.size) as pilot:
             await play(pilot, shot.keys)
             out[shot.name] = screen_text(app)

@@ -1,7 +1,8 @@
 """SVG snapshots of every screen on the demo scenarios (time frozen, simulator times not shifted).
 
 The incident shots are the ones `python -m gputui.dev.screenshots` writes to screenshots/, so the
-README pictures are what these tests check. Update baselines with `--snapshot-update` and look
+README pictures are what these tests check. Both run the pinned check set (gputui.dev.pinned_checks):
+a new check adds no row to these checklists. Update baselines with `--snapshot-update` and look
 at the diff report before committing them.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from gputui.dev.pinned_checks import PINNED_CHECKS
 from gputui.dev.screenshots import SHOTS, Shot, build_app, play
 from gputui.sim.cluster import SimCluster
 
@@ -29,7 +31,7 @@ EXTRA = (
 def test_screen(shot: Shot, snap_compare: Callable[..., bool],
                 start_sim: Callable[..., tuple[SimCluster, Path]]) -> None:
     _sim, kubeconfig = start_sim(shot.scenario)
-    app = build_app(kubeconfig, title=f"demo: {shot.scenario}", read_only=shot.read_only)
+    app = build_app(kubeconfig, title=f"demo: {shot.scenario}", read_only=shot.read_only, checks=PINNED_CHECKS)
 
     async def run_before(pilot: Any) -> None:
         await play(pilot, shot.keys)

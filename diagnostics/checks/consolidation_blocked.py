@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from diagnostics.carry import CARRIED, Generations, PerItem
 from diagnostics.facts.disruption import (
     DO_NOT_DISRUPT,
     Blocker,
@@ -19,11 +18,11 @@ from diagnostics.facts.disruption import (
     tolerates_disrupted,
 )
 from diagnostics.facts.karpenter_controller import controller_namespace, logs_command
+from diagnostics.facts.provider import derived, facts, per_node
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.records import Condition, Node, NodeClaim, Pod, accelerator_total, accelerators
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot, node_should_have_gpus
-from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age, parse_go_duration
 from diagnostics.wording import counted
 
@@ -67,20 +66,15 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
     for do-not-disrupt pods to end).
     """
     complete = nodes_with_all_pods(snap)  # a target's one-shot read has all the pods of its own node(s) only
-    examined, idle = carried(snap, "gt501-idle-gpu-nodes", ("nodes", "nodeclaims", "pods", "nodepools"),
-                             lambda: _idle_gpu_nodes(snap))
+    examined, idle = _idle_gpu_nodes(snap)
     if complete is not None:
         idle = [v for v in idle if v[0].name in complete]
         examined = len(complete)
     yield examined
-    idx = snap.index
     logs_namespace: list[str] = []  # looked up once per run, if a finding needs it
     busy: list[Finding] = []  # under-used nodes come after the idle ones: an idle node wastes more
     for node, claim, init, nd in idle:
-        found, state = _NODES.lookup(idx, id(nd), (nd,))
-        if not found or state is None:
-            state = _NODES.store(id(nd), (nd,), (_facts(node, claim, init, nd), None, None))
-        facts = state[0]
+        facts = _facts(snap, node, claim, init, nd)
         idle_for = snap.age(facts.idle_since)
         if idle_for is None:
             continue
@@ -99,18 +93,12 @@ def consolidation_blocked(snap: Snapshot) -> Iterator[Finding | int]:
             continue  # under-used with nothing in the way: Karpenter may have no cheaper node for these pods
         expired = tuple((p, why) for p in nd.annotated_pods
                         for blocks, why in (do_not_disrupt_state(p, snap.taken_at),) if not blocks)
-        # Everything the finding reads besides the node's records: equal values give an equal finding,
-        # so the last one is reused (an idle node's text changes about once a minute).
         if not blockers and not logs_namespace:
             logs_namespace.append(controller_namespace(snap))
         said = _Said(human_age(idle_for), f"{facts.gpus * idle_for / 3600:.1f}",
                      snap.age(consolidatable.last_transition) if consolidatable is not None else None,
                      expired, tuple(blockers), "" if blockers else logs_namespace[0])
-        if state[1] == said and state[2] is not None:
-            finding = state[2]
-        else:
-            finding = _finding(node, claim, nd, facts, said)
-            _NODES.store(id(nd), (nd,), (facts, said, finding))
+        finding = _finding(node, claim, nd, facts, said)
         if facts.requested:
             busy.append(finding)
         else:
@@ -134,12 +122,8 @@ class _Said:
     """Where the Karpenter controller runs ('' when there are blockers: the command is not shown)."""
 
 
-_NODES: Generations[tuple[_Facts, _Said | None, Finding | None]] = Generations()
-"""Per idle node (its NodeDisruption): the time-independent facts, and the last finding with what it said."""
-
-
 def _finding(node: Node, claim: NodeClaim | None, nd: NodeDisruption, facts: _Facts, said: _Said) -> Finding:
-    """The finding on an idle node: a function of its records and `said` alone (so it can be reused)."""
+    """The finding on an idle node: a function of its records and `said` alone."""
     blockers = said.blockers
     consolidatable = facts.consolidatable
     gpus = facts.gpus
@@ -223,6 +207,7 @@ class _Facts:
     desc: str
 
 
+@derived
 def _facts(node: Node, claim: NodeClaim | None, init: Condition | None, nd: NodeDisruption) -> _Facts:
     """The time-independent part of the node's finding (idle nodes stay idle for many runs)."""
     pool = nd.pool
@@ -264,42 +249,41 @@ def _gpus_of(pod: Pod) -> float:
     return max(accelerator_total(pod.requests), accelerator_total(pod.limits))
 
 
+@facts(reads=("nodes", "nodeclaims", "pods", "nodepools"))
 def _idle_gpu_nodes(snap: Snapshot) -> tuple[int, list[tuple[Node, NodeClaim | None, Condition | None,
                                                               NodeDisruption]]]:
     """GPU nodes of a NodePool (how many), and those running no GPU pod, or using at most UNDERUSED_FRACTION of
     their GPUs, that nothing else explains.
 
-    Reads records only (no ages), so it is carried across snapshots of an unchanged cache; when some
-    records change, only the nodes whose node, NodeClaim, pods or NodePool changed are judged again,
-    and when only pods changed, only the nodes those pods are on are looked at.
+    When some records change, only the nodes whose node, NodeClaim, pods or NodePool changed are judged
+    again, and when only pods changed, only the nodes those pods are on are looked at.
     """
-    idx = snap.index
-    nodes = CARRIED.get(("gt501", "pool-gpu-nodes"), (idx.gpu_nodes,),
-                        lambda: [(n, c) for n, c in idx.gpu_nodes if n.nodepool or c])
-    by_node = idx.pods_by_node
-
-    def inputs(nc: tuple[Node, NodeClaim | None]) -> tuple[object, ...]:
-        node, claim = nc
-        pool = idx.nodepool.get(node.nodepool or (claim.nodepool if claim else ""))
-        return node, claim, by_node.get(node.name, ()), pool
-
-    verdicts = _IDLE.values(None, nodes, (idx.nodepool,), by_node, _name_of, idx.nodes_with_changed_pods, inputs,
-                            lambda nc: _idle(snap, *nc))
+    nodes = _pool_gpu_nodes(snap)
+    verdicts = _idle(snap, None, nodes)
     # A node a pending pod is nominated to is not idle: the pod is about to land there.
-    nominated = CARRIED.get(("gt501", "nominated"), (idx.pending,), lambda: {p.nominated_node for p in idx.pending})
+    nominated = _nominated(snap)
     return len(nodes), [v for v in verdicts if v is not None and v[0].name not in nominated]
 
 
-def _name_of(nc: tuple[Node, NodeClaim | None]) -> str:
-    return nc[0].name
+@facts(reads=("gpu_nodes",))
+def _pool_gpu_nodes(snap: Snapshot) -> list[tuple[Node, NodeClaim | None]]:
+    return [(n, c) for n, c in snap.index.gpu_nodes if n.nodepool or c]
 
 
-_IDLE: PerItem[tuple[Node, NodeClaim | None], str,
-               tuple[Node, NodeClaim | None, Condition | None, NodeDisruption] | None] = PerItem()
+@facts(reads=("pending",))
+def _nominated(snap: Snapshot) -> set[str]:
+    return {p.nominated_node for p in snap.index.pending}
 
 
-def _idle(snap: Snapshot, node: Node, claim: NodeClaim | None) -> tuple[
+def _pool_of(snap: Snapshot, nc: tuple[Node, NodeClaim | None]) -> tuple[object, ...]:
+    node, claim = nc
+    return (snap.index.nodepool.get(node.nodepool or (claim.nodepool if claim else "")),)
+
+
+@per_node(reads=("nodes", "nodeclaims", "pods", "nodepools"), extra=_pool_of)
+def _idle(snap: Snapshot, nc: tuple[Node, NodeClaim | None], pods: Sequence[Pod]) -> tuple[
         Node, NodeClaim | None, Condition | None, NodeDisruption] | None:
+    node, claim = nc
     if node.meta.deleting or any(t.key in _DISRUPTING_TAINTS for t in node.taints):
         return None  # already being disrupted
     init = claim.condition("Initialized") if claim else None

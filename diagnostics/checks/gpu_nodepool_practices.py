@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from diagnostics.carry import PerItem, same_items
 from diagnostics.facts.disruption import DO_NOT_DISRUPT, do_not_disrupt_state, do_not_disrupt_static
 from diagnostics.facts.gpu_pools import (
     CAPACITY_TYPE,
@@ -20,11 +19,11 @@ from diagnostics.facts.gpu_pools import (
     spot_only,
     training_reason,
 )
+from diagnostics.facts.provider import facts, per_node
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.records import Node, NodePool, Pod, accelerators, is_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 LONG_RUNNING_SECONDS = 6 * 3600.0
@@ -49,8 +48,7 @@ def gpu_nodepool_practices(snap: Snapshot) -> Iterator[Finding | int]:
     use on-demand for training, annotate long jobs `karpenter.sh/do-not-disrupt: "true"` (and
     checkpoint), and add a lower-weight on-demand NodePool next to spot-only GPU pools.
     """
-    for pool in carried(snap, "gt502-gpu-pools", ("nodepools",),
-                        lambda: [p for p in snap.nodepools if is_gpu_pool(p) and not p.meta.deleting]):
+    for pool in _gpu_pools(snap):
         yield 1
         yield from _taint(snap, pool)
         yield from _limits(pool)
@@ -64,8 +62,7 @@ def _taint(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
         return
     ev = [Evidence.field(pool.ref, "spec.template.spec.taints", [str(t) for t in pool.taints] or "none",
                          note="no NoSchedule/NoExecute taint: any pod may schedule on these GPU nodes")]
-    cpu_pods = carried(snap, ("gt502-cpu-pods", pool.name), ("nodes", "pods"), lambda: [
-        p for pods in _per_node(snap, _CPU_PODS_ON_NODE, pool.name, _cpu_pods, _itself) for p in pods])
+    cpu_pods = _pool_cpu_pods(snap, pool.name)
     if cpu_pods:
         ev.append(Evidence.field(None, f"pods without GPU requests on NodePool {pool.name} nodes", len(cpu_pods),
                                  note=", ".join(f"{p.namespace}/{p.name}" for p in cpu_pods[:5])))
@@ -224,45 +221,42 @@ def _node_jobs(jobs: list[_JobPod]) -> _NodeJobs:
 
 
 def _pool_jobs(snap: Snapshot, pool: str) -> list[_NodeJobs]:
-    """The pool's running GPU pods that are not stateless replicas, node by node.
-
-    Reads records only, so it is carried across snapshots of an unchanged cache (ages are checked by
-    the caller); when some pods change, only their nodes are gone through again.
-    """
-    idx = snap.index
-    by_node = idx.pods_by_node
-
-    def compute(node: Node) -> _NodeJobs:
-        return _node_jobs(_jobs_on(node, by_node.get(node.name, ())))
-
-    def patch(node: Node, earlier: tuple[object, ...], was: _NodeJobs) -> _NodeJobs:
-        jobs = _patch_pod_list(node, by_node.get(node.name, ()), earlier[1], was.jobs,  # type: ignore[arg-type]
-                               _pod_of_job, _jobs_on)
-        # The pods that changed ran no job here (CPU, DaemonSet or stateless pods): the node's jobs are as they were.
-        return was if same_items(jobs, was.jobs) else _node_jobs(jobs)
-
-    return _JOBS_ON_NODE.values(pool, idx.nodes_by_pool.get(pool, ()), (), by_node, _name_of,
-                                idx.nodes_with_changed_pods, lambda n: (n, by_node.get(n.name, ())), compute, patch)
+    """The pool's running GPU pods that are not stateless replicas, node by node (ages are checked by the caller)."""
+    return _jobs_of_node(snap, pool, snap.index.nodes_by_pool.get(pool, ()))
 
 
-_JOBS_ON_NODE: PerItem[Node, str, _NodeJobs] = PerItem()
-_CPU_PODS_ON_NODE: PerItem[Node, str, list[Pod]] = PerItem()
+def _patch_jobs(snap: Snapshot, node: Node, pods: Sequence[Pod], earlier: Sequence[Pod], was: _NodeJobs) -> _NodeJobs:
+    jobs = _patch_pod_list(node, pods, earlier, was.jobs, _pod_of_job, _jobs_on)
+    # The pods that changed ran no job here (CPU, DaemonSet or stateless pods): the node's jobs are as they were.
+    unchanged = len(jobs) == len(was.jobs) and all(a is b for a, b in zip(jobs, was.jobs))
+    return was if unchanged else _node_jobs(jobs)
 
 
-def _per_node(snap: Snapshot, per_item: PerItem[Node, str, list[T]], pool: str,
-              compute: Callable[[Node, Sequence[Pod]], list[T]],
-              of_pod: Callable[[T], Pod]) -> list[list[T]]:
-    """compute(node, its pods) for each node of the pool, in order; only nodes whose pods changed are done
-    again, and on those only the pods that changed (`of_pod`: the pod an entry stands for)."""
-    idx = snap.index
-    by_node = idx.pods_by_node
+@per_node(reads=("nodes", "pods"), patch=_patch_jobs)
+def _jobs_of_node(snap: Snapshot, node: Node, pods: Sequence[Pod]) -> _NodeJobs:
+    """A node's jobs; when some of its pods change, only those are gone through again."""
+    return _node_jobs(_jobs_on(node, pods))
 
-    def patch(node: Node, earlier: tuple[object, ...], was: list[T]) -> list[T]:
-        return _patch_pod_list(node, by_node.get(node.name, ()), earlier[1], was, of_pod, compute)  # type: ignore[arg-type]
 
-    return per_item.values(pool, idx.nodes_by_pool.get(pool, ()), (), by_node, _name_of,
-                           idx.nodes_with_changed_pods, lambda n: (n, by_node.get(n.name, ())),
-                           lambda n: compute(n, by_node.get(n.name, ())), patch)
+@facts(reads=("nodepools",))
+def _gpu_pools(snap: Snapshot) -> list[NodePool]:
+    return [p for p in snap.nodepools if is_gpu_pool(p) and not p.meta.deleting]
+
+
+@facts(reads=("nodes", "pods"))
+def _pool_cpu_pods(snap: Snapshot, pool: str) -> list[Pod]:
+    """Pods on the pool's nodes that want no accelerator (nor are DaemonSet pods)."""
+    return [p for pods in _cpu_pods_of_node(snap, pool, snap.index.nodes_by_pool.get(pool, ())) for p in pods]
+
+
+def _patch_cpu_pods(snap: Snapshot, node: Node, pods: Sequence[Pod], earlier: Sequence[Pod], was: list[Pod]) -> list[Pod]:
+    return _patch_pod_list(node, pods, earlier, was, _itself, _cpu_pods)
+
+
+@per_node(reads=("nodes", "pods"), patch=_patch_cpu_pods)
+def _cpu_pods_of_node(snap: Snapshot, node: Node, pods: Sequence[Pod]) -> list[Pod]:
+    """_cpu_pods; when some of the node's pods change, only those are looked at."""
+    return _cpu_pods(node, pods)
 
 
 def _patch_pod_list(node: Node, pods: Sequence[Pod], earlier: Sequence[Pod], was: list[T], of_pod: Callable[[T], Pod],
@@ -280,9 +274,6 @@ def _patch_pod_list(node: Node, pods: Sequence[Pod], earlier: Sequence[Pod], was
             out += compute(node, (p,))
     return out
 
-
-def _name_of(node: Node) -> str:
-    return node.name
 
 
 def _itself(pod: Pod) -> Pod:
@@ -311,8 +302,7 @@ def _jobs_on(node: Node, pods: Iterable[Pod]) -> list[_JobPod]:
 
 
 def _fallback(snap: Snapshot, pool: NodePool) -> Iterator[Finding]:
-    if not spot_only(pool) or carried(snap, ("gt502-fallbacks", pool.name), ("nodepools",),
-                                      lambda: on_demand_fallbacks(snap, pool)):
+    if not spot_only(pool) or on_demand_fallbacks(snap, pool):  # carried by gpu_pools
         return
     yield Finding(
         subject=pool.ref,

@@ -9,14 +9,13 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from diagnostics.carry import CARRIED
 from diagnostics.facts.pool_accelerators import KARPENTER_MODELED, max_devices
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.facts.pod_events import clip
+from diagnostics.facts.provider import facts, previous
 from diagnostics.records import Event, Pod, looks_like_accelerator
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import carried
 from diagnostics.facts.workloads import owner_workload
 
 # Resource names device plugins really register (anything else accelerator-looking is probably a typo).
@@ -114,6 +113,7 @@ def _whole(q: Decimal | None) -> str:
     return str(max(1, math.ceil(q))) if q is not None else "1"
 
 
+@facts(reads=("nodes", "nodepools"))
 def _advertised(snap: Snapshot) -> tuple[dict[str, float], bool]:
     """Most of each resource any node has, and whether this is an AWS cluster (for the EC2 maximum)."""
     advertised: dict[str, float] = {}
@@ -123,11 +123,6 @@ def _advertised(snap: Snapshot) -> tuple[dict[str, float], bool]:
     aws = any(n.provider_id.startswith("aws://") for n in snap.nodes) or any(
         p.node_class_kind == "EC2NodeClass" for p in snap.nodepools)
     return advertised, aws
-
-
-def _advertised_carried(snap: Snapshot) -> tuple[dict[str, float], bool]:
-    """_advertised, the same object while nodes and NodePools are (callers key carried data on it)."""
-    return carried(snap, "gt403-advertised", ("nodes", "nodepools"), lambda: _advertised(snap))
 
 
 def _never_given(pod: Pod, advertised: dict[str, float], aws: bool) -> list[Problem]:
@@ -176,37 +171,36 @@ def pod_gpu_request_invalid(snap: Snapshot) -> Iterator[Finding | int]:
 def _pending_findings(snap: Snapshot) -> tuple[int, list[Finding]]:
     """Pending pods asking for accelerators (how many), and the findings on their requests.
 
-    Reads the pending pods, and the nodes and NodePools (what is advertised), never the time: carried
-    while those are the same, so a run during a burst of changes to bound pods costs nothing here.
-    What each pod's own record says is kept from the last computation for pods that stayed.
+    What is advertised is read only when the nodes source is usable.
     """
-    idx = snap.index
-    usable = snap.status("nodes").state.usable
-    advertised = _advertised_carried(snap) if usable else None
-    key = "gt403-pending"
-
-    def compute() -> tuple[int, list[Finding], dict[int, tuple[Pod, bool, list[Problem]]]]:
-        before: dict[int, tuple[Pod, bool, list[Problem]]] = (CARRIED.previous(key) or (0, [], {}))[2]
-        per_pod: dict[int, tuple[Pod, bool, list[Problem]]] = {}
-        examined = 0
-        out: list[Finding] = []
-        for pod in idx.pending:
-            hit = before.get(id(pod))
-            if hit is None or hit[0] is not pod:
-                hit = (pod, *_asks_and_problems(pod))
-            per_pod[id(pod)] = hit
-            _, asks, found = hit
-            if not asks:
-                continue
-            examined += 1
-            if advertised is not None and pod.pending:
-                found = found + _never_given(pod, *advertised)
-            if found:
-                out.append(_pod_finding(pod, found))
-        return examined, out, per_pod
-
-    examined, findings, _ = CARRIED.get(key, (idx.pending, advertised), compute)
+    examined, findings, _ = _pending_problems(snap, snap.status("nodes").state.usable)
     return examined, findings
+
+
+@facts(reads=("pending", "nodes", "nodepools"))
+def _pending_problems(snap: Snapshot, with_nodes: bool) -> tuple[
+        int, list[Finding], dict[int, tuple[Pod, bool, list[Problem]]]]:
+    """_pending_findings, with what each pending pod's own record says: kept from the last computation for
+    pods that stayed, so a new pending pod costs one pod, and a burst of changes to bound pods nothing."""
+    before: dict[int, tuple[Pod, bool, list[Problem]]] = (previous(snap) or (0, [], {}))[2]
+    advertised = _advertised(snap) if with_nodes else None
+    per_pod: dict[int, tuple[Pod, bool, list[Problem]]] = {}
+    examined = 0
+    out: list[Finding] = []
+    for pod in snap.index.pending:
+        hit = before.get(id(pod))
+        if hit is None or hit[0] is not pod:
+            hit = (pod, *_asks_and_problems(pod))
+        per_pod[id(pod)] = hit
+        _, asks, found = hit
+        if not asks:
+            continue
+        examined += 1
+        if advertised is not None and pod.pending:
+            found = found + _never_given(pod, *advertised)
+        if found:
+            out.append(_pod_finding(pod, found))
+    return examined, out, per_pod
 
 
 def _asks_and_problems(pod: Pod) -> tuple[bool, list[Problem]]:
@@ -239,13 +233,18 @@ def _pod_finding(pod: Pod, found: list[Problem]) -> Finding:
                    related=related)
 
 
+@facts(reads=("events",))
+def _failed_creates(snap: Snapshot) -> list[Event]:
+    """FailedCreate events of the API refusing an accelerator request."""
+    return [ev for ev in snap.events if ev.reason == "FailedCreate" and _API_ERROR.search(ev.message) and (
+        any(looks_like_accelerator(tok) for tok in re.findall(r"\[([^\]]+)\]", ev.message))
+        or "non overcommitable" in ev.message)]
+
+
 def _rejected_creates(snap: Snapshot) -> Iterator[Finding]:
     """Controllers whose pod creation the API refused for an accelerator request (the pods never exist)."""
     latest: dict[ObjectRef, Event] = {}
-    for e in carried(snap, "gt403-rejected-creates", ("events",), lambda: [
-            ev for ev in snap.events if ev.reason == "FailedCreate" and _API_ERROR.search(ev.message) and (
-                any(looks_like_accelerator(tok) for tok in re.findall(r"\[([^\]]+)\]", ev.message))
-                or "non overcommitable" in ev.message)]):
+    for e in _failed_creates(snap):
         ref = e.involved
         if ref not in latest or (e.last_seen or e.first_seen or snap.taken_at) >= (
                 latest[ref].last_seen or latest[ref].first_seen or snap.taken_at):

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 import yaml
 
-from diagnostics.carry import CARRIED, Generations
 from diagnostics.facts.gpu_pools import (
     CAPACITY_TYPE,
     GPU_NAME,
@@ -29,12 +27,12 @@ from diagnostics.facts.gpu_pools import (
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
 from diagnostics.facts.nodeclass_health import short
 from diagnostics.facts.pod_shape import Shape, pod_shape
+from diagnostics.facts.provider import derived, facts
 from diagnostics.records import Event, NodeClaim, NodePool, Pod
 from diagnostics.facts.aws_facts import region_of_zone, spot_advice_evidence
 from diagnostics.facts.messages import OFFERING_FRAGMENTS, Nomination, parse_nominated
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import carried
 from diagnostics.timeutil import human_age
 
 WINDOW = timedelta(minutes=30)
@@ -79,15 +77,19 @@ _CODE_PATTERNS = tuple((c, re.compile(rf"\b{re.escape(c)}\b"))
                        for c in (*QUOTA_CODES, *IP_CODES, *CAPACITY_CODES, *UNSUPPORTED_CODES))
 
 
-@functools.lru_cache(maxsize=4096)
 def _error_codes(message: str) -> tuple[str, ...]:
-    """error_codes, remembered per message text: every run reads the same ICE events again."""
     found = [c for c, pattern in _CODE_PATTERNS if pattern.search(message)]
     if SLR_CODE in message:
         found.insert(0, SLR_CODE)
     if UNAVAILABLE in message:
         found.append("UnavailableOfferings")
     return tuple(found) or ("InsufficientCapacity",)
+
+
+@derived
+def _event_codes(e: Event) -> tuple[str, ...]:
+    """error_codes of the event, kept per event record: every run reads the same ICE events again."""
+    return _error_codes(e.message)
 
 
 def category(code: str) -> str:
@@ -160,7 +162,7 @@ def find_shortages(snap: Snapshot, window: timedelta = WINDOW) -> dict[str, Shor
             s = get(pool)
             s.ice_events.append(e)
             s.claims.add(e.involved_name)
-            for code in _error_codes(e.message):
+            for code in _event_codes(snap, e):
                 s.codes[code] += max(e.count, 1)
         else:
             get(pool).slr_events.append(e)
@@ -186,24 +188,25 @@ def _candidates(snap: Snapshot) -> tuple[list[Event], list[NodeClaim], list[tupl
     """Everything find_shortages may count, before the time window: ICE/SLR events on NodeClaims, claims
     deleted unlaunched within a minute, and pending GPU pods' nominations and offering failures.
 
-    Reads records only, so each part is carried across snapshots while what it reads is unchanged
-    (the pod part needs only the pending GPU pods, not every pod).
+    Each part is a provider of the records it reads (the pod part needs only the pending GPU pods, not
+    every pod), so it is carried across snapshots while those are unchanged.
     """
-    idx = snap.index
-    claim_events = carried(snap, "gt104-claim-events", ("events",), lambda: [
-        e for e in snap.events if e.involved_kind == "NodeClaim" and (
-            e.reason == "InsufficientCapacityError" or (e.type == "Warning" and "insufficient capacity" in e.message)
-            or SLR_CODE in e.message)])
-    short_lived = carried(snap, "gt104-short-lived", ("nodeclaims",), lambda: _short_lived(snap.nodeclaims))
-    pending = idx.pending_gpu_pods
-    pod_events = CARRIED.get("gt104-pod-events", (pending, idx.sources["events"]), lambda: _pod_events(snap, pending))
-    return claim_events, short_lived, pod_events
+    return _claim_events(snap), _short_lived(snap), _pod_events(snap)
 
 
-def _short_lived(claims: Iterable[NodeClaim]) -> list[NodeClaim]:
+@facts(reads=("events",))
+def _claim_events(snap: Snapshot) -> list[Event]:
+    """ICE and service-linked-role events on NodeClaims."""
+    return [e for e in snap.events if e.involved_kind == "NodeClaim" and (
+        e.reason == "InsufficientCapacityError" or (e.type == "Warning" and "insufficient capacity" in e.message)
+        or SLR_CODE in e.message)]
+
+
+@facts(reads=("nodeclaims",))
+def _short_lived(snap: Snapshot) -> list[NodeClaim]:
     """Claims deleted within SHORT_LIVED_SECONDS of creation without launching (what ICE leaves behind)."""
     out = []
-    for c in claims:
+    for c in snap.nodeclaims:
         if c.meta.deleting and c.meta.created:
             lived = (c.meta.deleting - c.meta.created).total_seconds()
             launched = c.condition("Launched")
@@ -212,11 +215,12 @@ def _short_lived(claims: Iterable[NodeClaim]) -> list[NodeClaim]:
     return out
 
 
-def _pod_events(snap: Snapshot, pending: Iterable[Pod]) -> list[tuple[Pod, Event, Nomination | None]]:
-    """The pending pods' Nominated events (with the claim named) and offering failures, in order."""
+@facts(reads=("pending", "events"))
+def _pod_events(snap: Snapshot) -> list[tuple[Pod, Event, Nomination | None]]:
+    """The pending GPU pods' Nominated events (with the claim named) and offering failures, in order."""
     idx = snap.index
     out: list[tuple[Pod, Event, Nomination | None]] = []
-    for pod in pending:
+    for pod in idx.pending_gpu_pods:
         for e in idx.events("Pod", pod.name, pod.namespace):
             if e.reason == "Nominated":
                 nom = parse_nominated(e.message)
@@ -457,15 +461,9 @@ def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, 
     return Remediation(" ".join(texts), tuple(dict.fromkeys(commands)))
 
 
-_FALLBACK_YAML: Generations[str] = Generations()
-
-
-def _fallback_yaml(snap: Snapshot, pool: NodePool) -> str:
+@derived
+def _fallback_yaml(pool: NodePool) -> str:
     """`kubectl apply` heredoc for an on-demand copy of the pool with a lower weight (the seed's tiered pools)."""
-    return _FALLBACK_YAML.of(snap.index, pool, (), lambda: _render_fallback(pool))
-
-
-def _render_fallback(pool: NodePool) -> str:
     tspec: dict[str, Any] = dict(((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {})
     reqs = [dict(r) for r in tspec.get("requirements") or () if isinstance(r, dict) and r.get("key") != CAPACITY_TYPE]
     reqs.insert(0, {"key": CAPACITY_TYPE, "operator": "In", "values": ["on-demand"]})

@@ -57,6 +57,8 @@ PAINT_WAIT = 1.0
 """A new frame waits until the last one was painted (the UI sets the pace), at most this long."""
 DIAG_REST = 2.0
 """After a diagnostics run, wait this many times its duration before the next (a third of the time at most)."""
+FIRST_LISTS_WAIT = 3.0
+"""Seconds after launch the first diagnostics run waits at most for every Kubernetes source's first answer."""
 DIAG_YIELD = 2.0
 """Seconds a diagnostics run may spend in total stepping aside for frames (then it finishes regardless)."""
 
@@ -115,6 +117,9 @@ class GputuiApp(App[int]):
         """The newest finished diagnostics run (set by its worker thread)."""
         self._shown_diagnosis: Diagnosis | None = None
         self._diagnosed_version = -1
+        self._diagnosed_sight: object = None
+        """The sources' states the last diagnostics run started from (see `_sources_moved`)."""
+        self._started_at = time.monotonic()
         self._diag_busy = False
         self._diag_started = 0.0
         self._diag_rest_until = 0.0
@@ -221,8 +226,11 @@ class GputuiApp(App[int]):
             return
         forced = self._rerun
         now = time.monotonic()
+        sight = self._sources_sight()
         if not forced:
-            if now < self._diag_rest_until:
+            if self._first_lists_due(sight, now):
+                return  # findings from half the lists would be replaced at once, and slow the rest
+            if now < self._diag_rest_until and sight == self._diagnosed_sight:
                 return
             stale = self.session is not None and now - self._diag_started > RERUN_EVERY
             if version == self._diagnosed_version and not stale:
@@ -232,7 +240,24 @@ class GputuiApp(App[int]):
         self._diag_started = now
         self._diag_yielded = 0.0
         self._diagnosed_version = version
+        self._diagnosed_sight = sight
         self.diagnose(forced)
+
+    def _sources_sight(self) -> object:
+        """Each source's state and whether it is read in part: when this moves (a list arrived, the full pod
+        list replaced the pending pods, a source failed), the next run starts without resting first."""
+        if self.session is None:
+            return None
+        return frozenset((name, st.state, st.partial) for name, st in self.session.store.status().items())
+
+    def _first_lists_due(self, sight: object, now: float) -> bool:
+        """Some Kubernetes source has not answered its first list yet (the pending pods count as an
+        answer), for at most FIRST_LISTS_WAIT after launch: a run before that judges a cluster without
+        its nodes or events, and competes with the lists for the GIL."""
+        if not isinstance(sight, frozenset) or now - self._started_at > FIRST_LISTS_WAIT:
+            return False
+        answered = {name for name, _state, _partial in sight}
+        return any(s not in answered for s in KUBE_SOURCES)
 
     @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False)
     def diagnose(self, forced: bool = False) -> None:
@@ -418,6 +443,8 @@ class GputuiApp(App[int]):
         self.report = self.report_snapshot = self.snapshot = self.frame = None
         self._diagnosis = self._shown_diagnosis = self._framed_diagnosis = None
         self._diagnosed_version = self._shown_version = -1
+        self._diagnosed_sight = None
+        self._started_at = time.monotonic()
         self.diagnose_error = ""
         self._model = self._new_model()
         self.sub_title = self._where()

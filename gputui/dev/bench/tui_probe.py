@@ -134,7 +134,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
 
     # As `gputui` does (gputui.cli.tui.start_early): the session starts before Textual loads.
     client, info = load(args.kubeconfig)
-    session = LiveSession(Api(client), info)
+    session = LiveSession(Api(client), info, pending_first=not args.all_pods_first)
     log = WatchLog()
     log.attach(session.store)
     threading.Thread(target=session.start, name="session-start", daemon=True).start()
@@ -230,6 +230,8 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
             await pilot.pause(0.05)
         screen = app.screen
         rows = {t: screen.query_one(f"#{t}", KeyedTable).row_count_shown for t in TABLES}
+        if args.frames:
+            Path(args.frames).write_text(json.dumps([{**f, "t": round(f["painted"] - T_START, 3)} for f in frames]))
         if args.key_rounds > 0:
             result["keys"] = await press_keys(app, displays, args.key_rounds, args.filter_text)
         result.update({"t_synced": t_synced, "t_first_complete": first["painted"],
@@ -312,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--expect-pending", type=int, default=1, help="pending GPU pods the first useful screen shows")
     p.add_argument("--key-rounds", type=int, default=0, help="rounds of timed keys after the first overview")
     p.add_argument("--filter-text", default="gpu", help="what the timed `/` filter types, one key at a time")
+    p.add_argument("--frames", help="write every painted frame's counts and times here (JSON)")
+    p.add_argument("--all-pods-first", action="store_true",
+                   help="no pending-first read (the TUI before #25), for before/after comparisons")
     args = p.parse_args(argv)
     result = asyncio.run(drive(args))
     sys.stdout.write(json.dumps(result) + "\n")

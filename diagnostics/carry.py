@@ -62,6 +62,10 @@ class Carried:
     def forget(self) -> None:
         self._values = {}
 
+    def put(self, key: object, value: object) -> None:
+        """Remember `value` under `key` (for `previous`), whatever was there."""
+        self._values[key] = ((), value)
+
     def stable(self, key: object, value: T) -> T:
         """The value last given under `key` when it equals `value` (so identity tests see no change), else `value`.
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import bisect
 import operator
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from diagnostics.carry import CARRIED, Generations, PerItem, same_items
+from diagnostics.carry import Generations
 from diagnostics.facts.matching import allowed_values, node_matches, requirement_matches
 from diagnostics.model import Evidence, ObjectRef, clip
 from diagnostics.records import (
@@ -30,6 +31,7 @@ from diagnostics.records import (
     tolerates_all,
 )
 from diagnostics.facts.pod_shape import Shape, pod_shape
+from diagnostics.facts.provider import derived, facts, per_node, per_snapshot, previous
 from diagnostics.facts.pool_accelerators import (
     CPU_CATEGORIES,
     FAMILIES,
@@ -41,7 +43,8 @@ from diagnostics.facts.pool_accelerators import (
     launchable,
 )
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import memoized
+
+T = TypeVar("T")
 
 NOT_READY = "not-ready"
 TAINT = "taint"
@@ -605,17 +608,26 @@ _OWN = None
 """Stored under a shape whose fits name the pod: look them up per pod."""
 
 
-def _pool_context(snap: Snapshot) -> _PoolContext:
-    def compute() -> _PoolContext:
-        idx = snap.index
-        pools = CARRIED.get(("pod-fit", "pools"), (idx.sources["nodepools"],),
-                            lambda: tuple(sorted(snap.nodepools, key=lambda p: (-p.weight, p.name))))
-        # Equal reasons keep last snapshot's objects, so per-pod fits see "unchanged" by identity.
-        reasons = tuple(CARRIED.stable(("pod-fit", "pool-reasons", p.name), _pool_reasons(snap, p)) for p in pools)
-        used = CARRIED.stable(("pod-fit", "nodes-used"), tuple(_nodes_used(snap, p) for p in pools))
-        return _PoolContext(pools, reasons, used)
+@facts(reads=("nodepools",))
+def _pools_in_order(snap: Snapshot) -> tuple[NodePool, ...]:
+    """The NodePools in Karpenter's order: weight, then name."""
+    return tuple(sorted(snap.nodepools, key=lambda p: (-p.weight, p.name)))
 
-    return memoized(snap, "pod-fit-pools", compute)
+
+@per_snapshot
+def _pool_context(snap: Snapshot) -> _PoolContext:
+    """Per snapshot (pool reasons carry ages); equal reasons and node counts keep the previous snapshot's
+    objects, so per-pod fits see "unchanged" by identity."""
+    was: _PoolContext | None = previous(snap)
+    pools = _pools_in_order(snap)
+    before = dict(zip((p.name for p in was.pools), was.pool_reasons)) if was is not None else {}
+    reasons = tuple(_same_if_equal(before.get(p.name), _pool_reasons(snap, p)) for p in pools)
+    used = _same_if_equal(was.nodes_used if was is not None else None, tuple(_nodes_used(snap, p) for p in pools))
+    return _PoolContext(pools, reasons, used)
+
+
+def _same_if_equal(was: T | None, now: T) -> T:
+    return was if was is not None and was == now else now
 
 
 def _names_pod(reasons: tuple[FitReason, ...], ref: ObjectRef) -> bool:
@@ -704,42 +716,34 @@ def _startup_taints(snap: Snapshot, node: Node) -> set[tuple[str, str]]:
     return out
 
 
+@facts(reads=("nodes",))
 def accelerator_nodes(snap: Snapshot) -> list[Node]:
-    """Nodes advertising any accelerator, computed once per snapshot (clusters have thousands of CPU nodes)."""
-    return CARRIED.get(("pod-fit", "accelerator-nodes"), (snap.index.sources["nodes"],),
-                       lambda: [n for n in snap.nodes if accelerator_total(n.allocatable) > 0])
+    """Nodes advertising any accelerator (clusters have thousands of CPU nodes)."""
+    return [n for n in snap.nodes if accelerator_total(n.allocatable) > 0]
 
 
+@facts(reads=("nodes", "pods"))
 def used_by_node(snap: Snapshot) -> dict[str, dict[str, float]]:
-    """Requests of non-terminal pods summed per accelerator node, once per snapshot.
-
-    Carried while nodes and pods are unchanged; when some pods change, only their nodes are summed again.
-    """
-    idx = snap.index
-    return CARRIED.get(("pod-fit", "used-by-node"), (idx.sources["nodes"], idx.sources["pods"]),
-                       lambda: {n.name: used for n, used in zip(accelerator_nodes(snap), _used_on(snap))})
-
-
-_USED: PerItem[Node, str, dict[str, float]] = PerItem()
+    """Requests of non-terminal pods summed per accelerator node."""
+    return {n.name: used for n, used in zip(accelerator_nodes(snap), _used_on(snap))}
 
 
 def _used_on(snap: Snapshot) -> list[dict[str, float]]:
     """used_by_node as a list in accelerator_nodes' order: only nodes whose pods changed are summed again."""
-    idx = snap.index
-    by_node = idx.pods_by_node
-    return _USED.values(None, accelerator_nodes(snap), (), by_node, _node_name, idx.nodes_with_changed_pods,
-                        lambda n: (n, by_node.get(n.name, ())), lambda n: _requested(by_node.get(n.name, ())),
-                        lambda n, _earlier, was: _same_or_new(was, _requested(by_node.get(n.name, ()))))
+    return _requested_on(snap, None, accelerator_nodes(snap))
 
 
-def _same_or_new(was: dict[str, float], now: dict[str, float]) -> dict[str, float]:
+def _same_or_new(snap: Snapshot, node: Node, pods: Sequence[Pod], earlier: Sequence[Pod],
+                 was: dict[str, float]) -> dict[str, float]:
     """`was` when the sums did not change (a pod's labels or status moved, not its requests): the free
     index and per-node fits then see the node as unchanged by identity."""
+    now = _requested(pods)
     return was if was == now else now
 
 
-def _node_name(node: Node) -> str:
-    return node.name
+@per_node(reads=("nodes", "pods"), patch=_same_or_new)
+def _requested_on(snap: Snapshot, node: Node, pods: Sequence[Pod]) -> dict[str, float]:
+    return _requested(pods)
 
 
 def _requested(pods: Iterable[Pod]) -> dict[str, float]:
@@ -772,26 +776,32 @@ def _free_index(snap: Snapshot) -> _FreeIndex:
     pods x 2k GPU nodes that was a minute per diagnostics run. When only pods changed, the entries
     of the nodes whose requests changed are moved; the rest stay as they are.
     """
-    def compute() -> _FreeIndex:
-        nodes = accelerator_nodes(snap)
-        used = _used_on(snap)
-        allocatable = CARRIED.get(("pod-fit", "accelerators-allocatable"), (snap.index.sources["nodes"],),
-                                  lambda: [accelerators(n.allocatable) for n in nodes])
-        before: _FreeIndex | None = CARRIED.previous(("pod-fit", "free-accelerators"))
-        if before is not None and before.nodes is nodes and before.allocatable is allocatable:
-            patched = _patch_free(before, used)
-            if patched is not None:
-                return patched
-        index: dict[str, list[tuple[float, int]]] = {}
-        for i in range(len(nodes)):
-            for r, a in allocatable[i].items():
-                index.setdefault(r, []).append((a - used[i].get(r, 0.0), i))
-        for entries in index.values():
-            entries.sort()
-        return _FreeIndex(nodes, used, allocatable, index)
+    return _free_accelerators(snap)
 
-    src = snap.index.sources
-    return CARRIED.get(("pod-fit", "free-accelerators"), (src["nodes"], src["pods"]), compute)
+
+@facts(reads=("nodes",))
+def _allocatable(snap: Snapshot) -> list[dict[str, float]]:
+    """The accelerators each of accelerator_nodes has allocatable, in its order."""
+    return [accelerators(n.allocatable) for n in accelerator_nodes(snap)]
+
+
+@facts(reads=("nodes", "pods"))
+def _free_accelerators(snap: Snapshot) -> _FreeIndex:
+    nodes = accelerator_nodes(snap)
+    used = _used_on(snap)
+    allocatable = _allocatable(snap)
+    before: _FreeIndex | None = previous(snap)
+    if before is not None and before.nodes is nodes and before.allocatable is allocatable:
+        patched = _patch_free(before, used)
+        if patched is not None:
+            return patched
+    index: dict[str, list[tuple[float, int]]] = {}
+    for i in range(len(nodes)):
+        for r, a in allocatable[i].items():
+            index.setdefault(r, []).append((a - used[i].get(r, 0.0), i))
+    for entries in index.values():
+        entries.sort()
+    return _FreeIndex(nodes, used, allocatable, index)
 
 
 def _patch_free(before: _FreeIndex, used: list[dict[str, float]]) -> _FreeIndex | None:
@@ -843,18 +853,8 @@ def fit_nodes(snap: Snapshot, pod: Pod, shape: Shape | None = None) -> list[Node
     if shape is None:
         fits = [fit_node(snap, pod, nodes[i]) for i in sorted(candidates or ())]
     else:
-        used = used_by_node(snap)
-        idx = snap.index
-        fits = [_NODE_FIT.get(idx, (shape, id(n)),
-                              (n, used.get(n.name), idx.nodepool.get(n.nodepool), idx.nodeclaim_by_node.get(n.name)),
-                              lambda: fit_node(snap, pod, n))  # noqa: B023 - called at once
-                for n in (nodes[i] for i in sorted(candidates or ()))]
+        fits = [_verdict(snap, pod, shape, n) for n in (nodes[i] for i in sorted(candidates or ()))]
     return [f for f in fits if f is not None]
-
-
-_NODE_FIT: Generations[NodeFit | None] = Generations()
-"""fit_node by (pod shape, node): it reads the node, the requests on it (used_by_node), its NodePool and
-NodeClaim (startup taints) and the shape's fields."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -866,9 +866,8 @@ class _ShapeFits:
     """Candidate positions, in order, and fit_node's verdict on each."""
     fits: tuple[NodeFit, ...]
     """The verdicts that are not None, in order: what fit_nodes gives."""
-
-
-_NODE_FITS: Generations[_ShapeFits] = Generations()
+    owners: tuple[object, ...]
+    """_owners when the verdicts were given."""
 
 
 def _node_fits(snap: Snapshot, pod: Pod, shape: Shape) -> tuple[NodeFit, ...]:
@@ -880,18 +879,26 @@ def _node_fits(snap: Snapshot, pod: Pod, shape: Shape) -> tuple[NodeFit, ...]:
     """
     if not snap.status("nodes").state.usable:
         return ()
-    src = snap.index.sources
+    return _shape_node_fits(snap, shape, pod=pod).fits
 
-    def compute() -> _ShapeFits:
-        free = _free_index(snap)
-        was = _NODE_FITS.latest(shape)
-        if was is not None and was.free is free:
-            return was
-        if was is not None and free.base is was.free:
-            return _patch_shape_fits(snap, pod, shape, free, was)
-        return _shape_fits(snap, pod, shape, free)
 
-    return _NODE_FITS.get(snap.index, shape, (src["nodes"], src["pods"]), compute).fits
+@facts(reads=("nodes", "pods", "nodepools", "nodeclaims"))
+def _shape_node_fits(snap: Snapshot, shape: Shape, *, pod: Pod) -> _ShapeFits:
+    """_node_fits for the shape (`pod`: one pod of it). A verdict reads the node's NodePool and NodeClaim
+    (startup taints) too: when those change, every candidate is looked at again (each verdict is kept)."""
+    free = _free_index(snap)
+    was: _ShapeFits | None = previous(snap)
+    if was is not None and was.free is free and was.owners is _owners(snap):
+        return was
+    if was is not None and free.base is was.free and was.owners is _owners(snap):
+        return _patch_shape_fits(snap, pod, shape, free, was)
+    return _shape_fits(snap, pod, shape, free)
+
+
+@facts(reads=("nodepools", "nodeclaims", "nodes"))
+def _owners(snap: Snapshot) -> tuple[object, ...]:
+    """What a verdict reads besides the node and its requests, as one object per version."""
+    return (snap.index.nodepool, snap.index.nodeclaim_by_node)
 
 
 def _candidate(free: _FreeIndex, i: int, want: Mapping[str, float]) -> bool:
@@ -901,11 +908,19 @@ def _candidate(free: _FreeIndex, i: int, want: Mapping[str, float]) -> bool:
 
 
 def _verdict(snap: Snapshot, pod: Pod, shape: Shape, node: Node) -> NodeFit | None:
-    used = used_by_node(snap)
+    """fit_node by (pod shape, node), kept while the node, the requests on it, its NodePool and NodeClaim
+    (startup taints) are the same objects."""
     idx = snap.index
-    owners = (idx.nodepool.get(node.nodepool), idx.nodeclaim_by_node.get(node.name))
-    return _NODE_FIT.get(idx, (shape, id(node)), (node, used.get(node.name), *owners),
-                         lambda: fit_node(snap, pod, node))
+    return _node_verdict(snap, shape, node, used_by_node(snap).get(node.name), idx.nodepool.get(node.nodepool or ""),
+                         idx.nodeclaim_by_node.get(node.name), within=snap, pod=pod)
+
+
+@derived
+def _node_verdict(shape: Shape, node: Node, used: object, pool: object, claim: object, *, within: Snapshot,
+                  pod: Pod) -> NodeFit | None:
+    """fit_node of `pod` (one pod of the shape); it reads no more of the snapshot than the node's NodePool and
+    NodeClaim."""
+    return fit_node(within, pod, node)
 
 
 def _shape_fits(snap: Snapshot, pod: Pod, shape: Shape, free: _FreeIndex) -> _ShapeFits:
@@ -916,14 +931,14 @@ def _shape_fits(snap: Snapshot, pod: Pod, shape: Shape, free: _FreeIndex) -> _Sh
         ids = {i for _free, i in entries[bisect.bisect_left(entries, (need, -1)):]}
         candidates = ids if candidates is None else candidates & ids
     verdicts = {i: _verdict(snap, pod, shape, free.nodes[i]) for i in sorted(candidates or ())}
-    return _ShapeFits(free, verdicts, tuple(f for f in verdicts.values() if f is not None))
+    return _ShapeFits(free, verdicts, tuple(f for f in verdicts.values() if f is not None), _owners(snap))
 
 
 def _patch_shape_fits(snap: Snapshot, pod: Pod, shape: Shape, free: _FreeIndex, was: _ShapeFits) -> _ShapeFits:
     """`was` (against free.base) brought up to `free`: only the nodes whose requests moved are looked at."""
     want = accelerators(pod.requests)
     if not want:
-        return _ShapeFits(free, was.verdicts, was.fits)
+        return _ShapeFits(free, was.verdicts, was.fits, was.owners)
     verdicts = was.verdicts
     copied = added = False
     for i in free.moved:
@@ -938,11 +953,12 @@ def _patch_shape_fits(snap: Snapshot, pod: Pod, shape: Shape, free: _FreeIndex, 
             added = added or i not in verdicts
             verdicts[i] = now  # type: ignore[assignment]
     if not copied:
-        return _ShapeFits(free, verdicts, was.fits)
+        return _ShapeFits(free, verdicts, was.fits, was.owners)
     if added:
         verdicts = {i: verdicts[i] for i in sorted(verdicts)}
     fits = tuple([f for f in verdicts.values() if f is not None])
-    return _ShapeFits(free, verdicts, was.fits if same_items(fits, was.fits) else fits)
+    same = len(fits) == len(was.fits) and all(map(operator.is_, fits, was.fits))
+    return _ShapeFits(free, verdicts, was.fits if same else fits, was.owners)
 
 
 _ABSENT: object = object()
@@ -969,7 +985,16 @@ class PodFit:
                 [n for n in self.nodes if n.kinds == {TAINT}])
 
 
-_POD_FITS: Generations[PodFit] = Generations()
+@derived
+def _pod_fit(pools: tuple[PoolFit, ...], nodes: tuple[NodeFit, ...]) -> PodFit:
+    """The same parts as last snapshot give the same PodFit (callers key derived data on it)."""
+    return PodFit(pools, nodes)
+
+
+@per_snapshot
+def _fits_of_snapshot(snap: Snapshot) -> dict[object, PodFit]:
+    """fit's answers in this snapshot, by shape (shared fits) or by id(pod) (the pod's own)."""
+    return {}
 
 
 def fit(snap: Snapshot, pod: Pod, shape: Shape | None = None) -> PodFit:
@@ -977,7 +1002,7 @@ def fit(snap: Snapshot, pod: Pod, shape: Shape | None = None) -> PodFit:
 
     `shape`: the pod's pod_shape when the caller has it.
     """
-    memo: dict[object, PodFit] = memoized(snap, "pod-fits", dict)
+    memo = _fits_of_snapshot(snap)
     shape = shape or pod_shape(snap, pod)
     pf = memo.get(shape)  # present only for shapes whose fits are shared
     if pf is None:
@@ -986,8 +1011,7 @@ def fit(snap: Snapshot, pod: Pod, shape: Shape | None = None) -> PodFit:
         return pf
     pools, own = _pool_fits(snap, pod, shape) if snap.status("nodepools").state.usable else ((), False)
     nodes = _node_fits(snap, pod, shape)
-    # The same parts as last snapshot give the same PodFit (callers key derived data on it).
-    pf = _POD_FITS.get(snap.index, (id(pools), id(nodes)), (pools, nodes), lambda: PodFit(pools, nodes))
+    pf = _pod_fit(snap, pools, nodes)
     memo[id(pod) if own else shape] = pf
     return pf
 

@@ -18,17 +18,24 @@ Besides the sources (`KUBE_SOURCES`, and `aws`, `prometheus`, `nvidia-smi`, `pod
 often than the source they come from: `pending` (the pending pods: unchanged while only bound pods
 change) and `gpu_nodes` (the GPU nodes with their NodeClaims).
 
-Three shapes, all cached in diagnostics.carry (the one cache module; `forget()` empties it):
-- `@facts(reads=...)`: `fn(snap, *key) -> T`, one value per key (hashable values such as a pool name).
+Four shapes, all cached in diagnostics.carry (the one cache module; `forget()` empties it):
+- `@facts(reads=...)`: `fn(snap, *key, **extra) -> T`, one value per key (hashable values such as a pool
+  name or an interned pod shape; keyword arguments are not part of the key: pass there only what the key
+  determines, e.g. one pod of the shape).
 - `@per_node(reads=...)`: `fn(snap, item, pods_on_its_node) -> T` over a list of nodes (or tuples led by
   a node); when a snapshot changes the pods of a few nodes, only those items are computed again.
-- `@derived`: `fn(*objects) -> T` of objects alone (a PodFit replicas share, a triaged pod), kept per
-  object identity while snapshots keep asking for it.
+- `@derived`: `fn(*objects, **extra) -> T` of objects alone (a PodFit replicas share, a triaged pod), kept
+  per object identity while snapshots keep asking for it.
+- `@per_snapshot`: `fn(snap, *key) -> T` once per snapshot, for what reads the time or source statuses
+  (and so cannot be carried); a carried provider may not call one.
+Values nobody asked for during the last two snapshots are dropped. Inside a provider, `previous(snap)` is
+the value it computed last time (for the same key), to patch rather than rebuild.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
 from diagnostics.carry import CARRIED, Generations, PerItem, forget
@@ -37,7 +44,7 @@ from diagnostics.snapshot import KUBE_SOURCES, Snapshot
 if TYPE_CHECKING:
     from diagnostics.records import Node, Pod
 
-__all__ = ["Provider", "UndeclaredRead", "derived", "facts", "forget", "per_node", "previous"]
+__all__ = ["Provider", "UndeclaredRead", "derived", "facts", "forget", "per_node", "per_snapshot", "previous"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -137,11 +144,9 @@ class _IndexView:
 class SnapshotView:
     """What a provider sees: the snapshot's declared sources and the index parts built from them, nothing else."""
 
-    def __init__(self, snap: Snapshot, declared: _Declared, earlier: Any = None) -> None:
+    def __init__(self, snap: Snapshot, declared: _Declared) -> None:
         self._snap = snap
         self._declared = declared
-        self.previous = earlier
-        """The value this provider last computed for the same key (None if none), to patch rather than rebuild."""
         self.index = _IndexView(snap.index, declared)
 
     def __getattr__(self, name: str) -> Any:
@@ -163,14 +168,26 @@ def _real(snap: Snapshot, inner: _Declared) -> Snapshot:
     return snap
 
 
-def _view(snap: Snapshot, declared: _Declared, earlier: Any = None) -> Snapshot:
+def _view(snap: Snapshot, declared: _Declared) -> Snapshot:
     """The view a provider is handed, typed as the Snapshot it stands for (it answers the same reads or raises)."""
-    return cast(Snapshot, SnapshotView(snap, declared, earlier))
+    return cast(Snapshot, SnapshotView(snap, declared))
+
+
+_PREVIOUS: ContextVar[Any] = ContextVar("previous", default=None)
 
 
 def previous(snap: Snapshot) -> Any:
-    """Inside a provider: the value it last computed for the same key (None if none or outside a provider)."""
-    return snap.previous if isinstance(snap, SnapshotView) else None
+    """Inside a provider: the value it last computed for the same key (None if none, or outside a provider)."""
+    return _PREVIOUS.get()
+
+
+def _computed(fn: Callable[[], T], earlier: Any) -> T:
+    """fn() with `previous` answering `earlier` meanwhile (nested providers see their own)."""
+    token = _PREVIOUS.set(earlier)
+    try:
+        return fn()
+    finally:
+        _PREVIOUS.reset(token)
 
 
 def _name(fn: Callable[..., Any]) -> str:
@@ -192,13 +209,14 @@ class Provider(Generic[P, T]):
 
     def __call__(self, snap: Snapshot, *key: P.args, **kwargs: P.kwargs) -> T:
         snap = _real(snap, self.declared)
-        slot = (self, *key) if key else self
+        slot: object = key if key else None
         inputs = self.declared.tokens(snap)
-
-        def compute() -> T:
-            return self.fn(_view(snap, self.declared, CARRIED.previous(slot)), *key, **kwargs)
-
-        return CARRIED.get(slot, inputs, compute)
+        gen: Generations[T] = _generations(self)
+        found, value = gen.lookup(snap.index, slot, inputs)
+        if found:
+            return value  # type: ignore[return-value]
+        view = _view(snap, self.declared)
+        return gen.store(slot, inputs, _computed(lambda: self.fn(view, *key, **kwargs), gen.latest(slot)))
 
 
 def facts(*, reads: tuple[str, ...]) -> Callable[[Callable[Concatenate[Snapshot, P], T]], Provider[P, T]]:
@@ -275,6 +293,35 @@ def per_node(*, reads: tuple[str, ...], extra: Callable[[Snapshot, Any], tuple[o
     return wrap
 
 
+class PerSnapshot(Generic[P, T]):
+    """Computed once per snapshot (and key): for what depends on the time or on source statuses."""
+
+    def __init__(self, fn: Callable[Concatenate[Snapshot, P], T]) -> None:
+        self.fn = fn
+        self.name = _name(fn)
+        self.__doc__ = fn.__doc__
+
+    def __call__(self, snap: Snapshot, *key: P.args, **kwargs: P.kwargs) -> T:
+        if isinstance(snap, SnapshotView):
+            raise UndeclaredRead(f"{snap._declared.name} calls {self.name}, which is worked out per snapshot "
+                                 "(it may read the time): a carried value may not depend on it")
+        memo = snap.index.memo
+        slot = (self, *key)
+        if slot in memo:
+            return memo[slot]  # type: ignore[return-value]
+        last = None if key else CARRIED.previous(self)
+        value = _computed(lambda: self.fn(snap, *key, **kwargs), last)
+        memo[slot] = value
+        if not key:
+            CARRIED.put(self, value)
+        return value
+
+
+def per_snapshot(fn: Callable[Concatenate[Snapshot, P], T]) -> PerSnapshot[P, T]:
+    """Declare data worked out once per snapshot (see the module docstring); `previous` works without a key."""
+    return PerSnapshot(fn)
+
+
 class Derived(Generic[P, T]):
     """`fn(*objects)` once per objects (by identity), kept while the snapshots that ask for it keep doing so."""
 
@@ -282,7 +329,7 @@ class Derived(Generic[P, T]):
         self.fn = fn
         self.__doc__ = fn.__doc__
 
-    def __call__(self, snap: Snapshot, *objects: P.args, **kwargs: P.kwargs) -> T:
+    def __call__(self, snap: Snapshot, /, *objects: P.args, **kwargs: P.kwargs) -> T:
         """`snap` only dates the request (values nobody asked for in two snapshots are dropped)."""
         gen: Generations[T] = _generations(self)
         index = (snap._snap if isinstance(snap, SnapshotView) else snap).index
@@ -295,11 +342,11 @@ def derived(fn: Callable[P, T]) -> Derived[P, T]:
     return Derived(fn)
 
 
-_GENERATIONS: dict[Derived[Any, Any], Generations[Any]] = {}
+_GENERATIONS: dict[Derived[Any, Any] | Provider[Any, Any], Generations[Any]] = {}
 _PER_ITEM: dict[PerNode[Any, Any], PerItem[Any, str, Any]] = {}
 
 
-def _generations(d: Derived[Any, T]) -> Generations[T]:
+def _generations(d: Derived[Any, T] | Provider[Any, T]) -> Generations[T]:
     gen = _GENERATIONS.get(d)
     if gen is None:
         gen = _GENERATIONS.setdefault(d, Generations())

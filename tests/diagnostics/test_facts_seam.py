@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnostics.facts.provider import UndeclaredRead, derived, facts, forget, per_node, previous
+from diagnostics.facts.provider import UndeclaredRead, derived, facts, forget, per_node, per_snapshot, previous
 from diagnostics.records import Node, Pod
 from diagnostics.snapshot import Snapshot
 from tests.builders import snapshot
@@ -194,6 +194,28 @@ def test_derived_values_follow_the_identity_of_their_arguments() -> None:
     a, b = (1, 2), (1, 2, 3)
     assert size(snap, a) == 2 and size(snap, a) == 2 and size(snap, b) == 3
     assert calls == ["size", "size"]
+
+
+@per_snapshot
+def _clock_note(snap: Snapshot) -> tuple[object, object]:
+    calls.append("clock")
+    return snap.taken_at, previous(snap)
+
+
+@facts(reads=("nodes",))
+def _carried_reads_the_clock_through_another(snap: Snapshot) -> object:
+    return _clock_note(snap)
+
+
+def test_per_snapshot_values_follow_the_snapshot_and_cannot_be_carried() -> None:
+    calls.clear()
+    snap = _snap()
+    first = _clock_note(snap)
+    assert first == (snap.taken_at, None) and _clock_note(snap) is first and calls == ["clock"]
+    later = replace(snap, taken_at=snap.taken_at + timedelta(seconds=5))
+    assert _clock_note(later) == (later.taken_at, first)  # computed again, and sees the last value
+    with pytest.raises(UndeclaredRead, match="worked out per snapshot"):
+        _carried_reads_the_clock_through_another(snap)
 
 
 # --- the guardrail: checks reach caches only through the seam ---------------------------------------

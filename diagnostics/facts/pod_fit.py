@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from diagnostics.carry import Generations
 from diagnostics.facts.matching import allowed_values, node_matches, requirement_matches
 from diagnostics.model import Evidence, ObjectRef, clip
 from diagnostics.records import (
@@ -603,11 +602,6 @@ class _PoolContext:
     nodes_used: tuple[float | None, ...]
 
 
-_POOL_FITS: Generations[tuple[tuple[tuple[FitReason, ...], ...], tuple[PoolFit, ...]] | None] = Generations()
-_OWN = None
-"""Stored under a shape whose fits name the pod: look them up per pod."""
-
-
 @facts(reads=("nodepools",))
 def _pools_in_order(snap: Snapshot) -> tuple[NodePool, ...]:
     """The NodePools in Karpenter's order: weight, then name."""
@@ -622,6 +616,7 @@ def _pool_context(snap: Snapshot) -> _PoolContext:
     pools = _pools_in_order(snap)
     before = dict(zip((p.name for p in was.pools), was.pool_reasons)) if was is not None else {}
     reasons = tuple(_same_if_equal(before.get(p.name), _pool_reasons(snap, p)) for p in pools)
+    reasons = _same_if_equal(was.pool_reasons if was is not None else None, reasons)
     used = _same_if_equal(was.nodes_used if was is not None else None, tuple(_nodes_used(snap, p) for p in pools))
     return _PoolContext(pools, reasons, used)
 
@@ -638,31 +633,39 @@ def _pool_fits(snap: Snapshot, pod: Pod, shape: Shape) -> tuple[tuple[PoolFit, .
     """The pod's PoolFit for every NodePool, in Karpenter's order (weight, then name), and whether they are
     the pod's own (evidence names it) rather than shared by every pod of its shape."""
     ctx = _pool_context(snap)
-    inputs: tuple[object, ...] = (ctx.pools, ctx.nodes_used)
-    own = avoids_karpenter(pod) or _POOL_FITS.lookup(snap.index, shape, inputs) == (True, _OWN)
-    key: object = shape
-    if own:
-        key, inputs = ("pod", id(pod)), inputs + (pod,)
-    found, hit = _POOL_FITS.lookup(snap.index, key, inputs)
-    if found and hit is not _OWN:
-        old_reasons, old_fits = hit
-        if all(map(operator.is_, old_reasons, ctx.pool_reasons)):
-            return old_fits, own
-        # Only some pools' own reasons changed (an age moved on): rebuild those fits alone.
-        ak = _avoids_reason(pod)
-        fits = tuple(f if o is n else PoolFit(f.pool, ak + n + f.reasons[len(ak) + len(o):])
-                     for f, o, n in zip(old_fits, old_reasons, ctx.pool_reasons))
-        _POOL_FITS.store(key, inputs, (ctx.pool_reasons, fits))
-        return fits, own
-    ak = _avoids_reason(pod)
-    mids = [_pod_pool_reasons(pod, p, used) for p, used in zip(ctx.pools, ctx.nodes_used)]
-    fits = tuple(PoolFit(p, ak + pre + mid) for p, pre, mid in zip(ctx.pools, ctx.pool_reasons, mids))
-    if not own and any(_names_pod(mid, pod.ref) for mid in mids):
-        # Evidence names this pod: its replicas get their own fits (whether it does depends on the shape only).
-        _POOL_FITS.store(shape, (ctx.pools, ctx.nodes_used), _OWN)
-        key, inputs, own = ("pod", id(pod)), inputs + (pod,), True
-    _POOL_FITS.store(key, inputs, (ctx.pool_reasons, fits))
-    return fits, own
+    mids = None if avoids_karpenter(pod) else _shared_mids(snap, shape, ctx.pools, ctx.nodes_used, pod=pod)
+    if mids is not None:
+        return _assembled(snap, mids, ctx.pool_reasons, ctx.pools, ak=()), False
+    mids = _own_mids(snap, pod, ctx.pools, ctx.nodes_used)
+    return _assembled(snap, mids, ctx.pool_reasons, ctx.pools, ak=_avoids_reason(pod)), True
+
+
+def _mids(pod: Pod, pools: tuple[NodePool, ...], nodes_used: tuple[float | None, ...]) -> tuple[
+        tuple[FitReason, ...], ...]:
+    return tuple(_pod_pool_reasons(pod, p, used) for p, used in zip(pools, nodes_used))
+
+
+@derived
+def _shared_mids(shape: Shape, pools: tuple[NodePool, ...], nodes_used: tuple[float | None, ...], *,
+                 pod: Pod) -> tuple[tuple[FitReason, ...], ...] | None:
+    """What stops a pod of the shape on each pool (`pod`: one of them), shared by them all; None when the
+    evidence names the pod: then each pod of the shape gets its own (whether it does depends on the shape only)."""
+    mids = _mids(pod, pools, nodes_used)
+    return None if any(_names_pod(mid, pod.ref) for mid in mids) else mids
+
+
+@derived
+def _own_mids(pod: Pod, pools: tuple[NodePool, ...], nodes_used: tuple[float | None, ...]) -> tuple[
+        tuple[FitReason, ...], ...]:
+    return _mids(pod, pools, nodes_used)
+
+
+@derived
+def _assembled(mids: tuple[tuple[FitReason, ...], ...], pool_reasons: tuple[tuple[FitReason, ...], ...],
+               pools: tuple[NodePool, ...], *, ak: tuple[FitReason, ...]) -> tuple[PoolFit, ...]:
+    """The PoolFits from their parts (`ak`: the pod's own reason, when it avoids Karpenter: then `mids` are
+    its own too); the same parts give the same tuple, so the PodFit built on it is found by identity."""
+    return tuple(PoolFit(p, ak + pre + mid) for p, pre, mid in zip(pools, pool_reasons, mids))
 
 
 # --- existing nodes -------------------------------------------------------------------------------

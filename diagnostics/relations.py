@@ -22,7 +22,7 @@ from diagnostics.facts.matching import node_matches
 from diagnostics.facts.messages import parse_nominated
 from diagnostics.model import CheckResult, CheckStatus, Finding, Impact, ObjectRef, Report, Severity
 from diagnostics.facts.node_health import node_gpu_total
-from diagnostics.facts.pending import Triage, triage
+from diagnostics.facts.pending import Triage, karpenter_rejected, triage
 from diagnostics.facts.pod_events import PodScheduling
 from diagnostics.facts.pod_fit import BLOCKING_EFFECTS, LIMIT, NOT_READY, fit, is_lifecycle_taint, scheduling_gates
 from diagnostics.facts.pool_accelerators import FAMILIES, accelerators_for, base_resource
@@ -265,41 +265,6 @@ def candidates(snap: Snapshot, t: Triage) -> Candidates:
     pools = base.pools | extra
     claims = base.claims | {c.name for p in extra for c in idx.nodeclaims_by_pool.get(p, ())} | {claim_name}
     return Candidates(base.nodes, pools, _classes(snap, pools), frozenset(claims))
-
-
-KARPENTER_VALIDATION = (
-    "persistentvolumeclaim is being deleted", "persistentvolumeclaim bound to non-existent persistentvolume",
-    "failed to validate pvc", "pvc is considered unbound", "unbound pvc must define a storage class",
-    "node selector term with matchFields is not supported", "might interfere with the internal provisioning logic",
-    "configured to not run on a karpenter provisioned node", "has an unsupported operator", "is not a qualified name")
-"""Errors of Karpenter's Provisioner.Validate (provisioner.go, volumetopology.go ValidatePersistentVolumeClaims,
-apis/v1 ValidateRequirement), lower-cased: a pod that fails it is ignored, whatever the NodePools."""
-
-
-def karpenter_rejected(sched: PodScheduling) -> bool:
-    """Karpenter's latest word on the pod is a Validate error: it launches nothing for it."""
-    msg = sched.karpenter_msg
-    if msg is None or not sched.karpenter_current:
-        return False
-    raw = msg.raw.lower()
-    return any(v in raw for v in KARPENTER_VALIDATION)
-
-
-def karpenter_ignores(t: Triage) -> str:
-    """Why Karpenter launches nothing for the pending pod whatever the NodePools say ('' when it would launch).
-
-    IsProvisionable (`t.ignored`: gated, preempting, not marked Unschedulable, a DaemonSet's) and
-    Provisioner.Validate: `karpenter.sh/nodepool DoesNotExist`, a restricted label or matchFields in its
-    requirements, or the Validate error Karpenter put in its FailedScheduling event (PVCs, requirements).
-    """
-    if t.ignored or t.rejected:
-        return t.ignored or t.rejected
-    if karpenter_rejected(t.sched) and t.sched.karpenter_msg is not None:
-        raw = t.sched.karpenter_msg.raw
-        for prefix in ("Failed to schedule pod, ", "Could not schedule pod, "):
-            raw = raw.removeprefix(prefix)
-        return raw
-    return ""
 
 
 def prefiltered(sched: PodScheduling) -> bool:

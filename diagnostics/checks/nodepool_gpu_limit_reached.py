@@ -8,13 +8,12 @@ from collections.abc import Iterator
 
 from diagnostics.facts.messages import LIMITS, NODE_LIMITS, KarpenterFragment
 from diagnostics.model import Evidence, Finding, Remediation, Severity
-from diagnostics.facts.pending import placeable
+from diagnostics.facts.pending import karpenter_ignores, placeable
 from diagnostics.facts.pod_events import PodScheduling, clip, event_evidence, events_note
 from diagnostics.facts.pod_fit import LIMIT, FitReason, NodeFit, PodFit, PoolFit, qty
 from diagnostics.facts.provider import derived
 from diagnostics.records import NodePool, Pod, is_accelerator
 from diagnostics.registry import check
-from diagnostics.relations import karpenter_ignores
 from diagnostics.snapshot import Snapshot
 
 

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
+from diagnostics.facts.gpu_forms import GPU, Mismatch, mismatches, offered
 from diagnostics.facts.gpu_units import MIG_PREFIX, SHARED, gpu_units, node_model
-from diagnostics.facts.matching import node_matches
-from diagnostics.facts.provider import facts
-from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
+from diagnostics.model import Evidence, Finding, Remediation, Severity
 from diagnostics.records import Node, Pod
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
 from diagnostics.facts.workloads import owner_workload
 
-GPU = "nvidia.com/gpu"
 GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
 RENAMED = ".shared"
 """What renameByDefault appends to a time-sliced resource's name (k8s-device-plugin DefaultSharedResourceNameSuffix)."""
@@ -51,40 +48,6 @@ def mig_family(node: Node) -> str:
     return ""
 
 
-def _wants(pod: Pod) -> list[tuple[str, float]]:
-    return [(k, v) for k, v in pod.requests.items() if v > 0 and (k in (GPU, SHARED) or k.startswith(MIG_PREFIX))]
-
-
-def _offered(node: Node) -> dict[str, float]:
-    return {k: v for k, v in node.capacity.items() if v > 0 and (k in (GPU, SHARED) or k.startswith(MIG_PREFIX))}
-
-
-@dataclass(frozen=True, slots=True)
-class _Mismatch:
-    resource: str
-    want: float
-    nodes: tuple[Node, ...]
-    offered: Mapping[str, float]
-
-
-def _mismatch(snap: Snapshot, pod: Pod, gpu_nodes: list[Node], cache: dict[object, _Mismatch | None]) -> _Mismatch | None:
-    """The first request no candidate node offers while they offer another form of NVIDIA GPUs (by pod shape)."""
-    for res, want in _wants(pod):
-        key = (res, tuple(sorted(pod.node_selector.items())), pod.required_affinity)
-        if key not in cache:
-            cands = [n for n in gpu_nodes if node_matches(pod.node_selector, pod.required_affinity, n.labels)]
-            offered: dict[str, float] = {}
-            for n in cands:
-                for k, v in _offered(n).items():
-                    offered[k] = offered.get(k, 0.0) + v
-            cache[key] = (_Mismatch(res, want, tuple(n for n in cands if _offered(n)), offered)
-                          if offered and res not in offered else None)
-        found = cache[key]
-        if found is not None:
-            return _Mismatch(res, want, found.nodes, found.offered)
-    return None
-
-
 @check(code="GT405", slug="pod-gpu-resource-mismatch", title="GPU pods ask for the GPU resource their nodes offer",
        severity=Severity.ERROR, requires=("pods", "nodes"))
 def pod_gpu_resource_mismatch(snap: Snapshot) -> Iterator[Finding | int]:
@@ -110,36 +73,6 @@ def pod_gpu_resource_mismatch(snap: Snapshot) -> Iterator[Finding | int]:
         yield _finding(pod, m)
 
 
-def mismatches(snap: Snapshot) -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatch]]]:
-    """Pending NVIDIA GPU pods (how many), and those asking for a form of GPU their nodes do not offer.
-
-    Other checks (pod-no-nodepool-fits) leave these pods to this one.
-    """
-    if not snap.status("nodes").state.usable:
-        return 0, {}
-    return _mismatches(snap)
-
-
-@facts(reads=("pending", "nodes", "nodeclaims"))
-def _mismatches(snap: Snapshot) -> tuple[int, dict[ObjectRef, tuple[Pod, _Mismatch]]]:
-    """Keyed on the pending pods (not every pod): a burst of changes to bound pods costs nothing here."""
-    pending = snap.index.pending_gpu_pods
-    out: dict[ObjectRef, tuple[Pod, _Mismatch]] = {}
-    if not pending:
-        return 0, out
-    gpu_nodes = [n for n, _ in snap.index.gpu_nodes if not n.meta.deleting]
-    cache: dict[object, _Mismatch | None] = {}
-    examined = 0
-    for pod in pending:
-        if not _wants(pod):
-            continue
-        examined += 1
-        m = _mismatch(snap, pod, gpu_nodes, cache)
-        if m is not None:
-            out[pod.ref] = (pod, m)
-    return examined, out
-
-
 def _single_cut(nodes: tuple[Node, ...], profile: str) -> list[Node]:
     """Nodes under the MIG `single` strategy whose GFD product label says they are cut into `profile`."""
     return [n for n in nodes if n.labels.get("nvidia.com/mig.strategy") == "single"
@@ -150,12 +83,12 @@ def _offer_text(offered: Mapping[str, float]) -> str:
     return ", ".join(f"{k} x{v:g}" for k, v in sorted(offered.items()))
 
 
-def _finding(pod: Pod, m: _Mismatch) -> Finding:
+def _finding(pod: Pod, m: Mismatch) -> Finding:
     wl = owner_workload(pod)
     names = [n.name for n in m.nodes]
     ev: list[Evidence] = [Evidence.field(pod.ref, f"spec.containers[*].resources.requests[{m.resource}]", f"{m.want:g}")]
     for n in m.nodes[:4]:
-        ev.append(Evidence.field(n.ref, "status.capacity", _offered(n),
+        ev.append(Evidence.field(n.ref, "status.capacity", offered(n),
                                  note=f"{node_model(n) or 'GPU'} {gpu_units(n).text()}".strip()))
     for n in m.nodes[:2]:
         for key in ("nvidia.com/mig.config", "nvidia.com/mig.strategy", "nvidia.com/gpu.replicas",

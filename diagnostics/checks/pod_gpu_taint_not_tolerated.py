@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 
 from diagnostics.facts.messages import TAINT as K_TAINT
 from diagnostics.model import CheckSkipped, Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.facts.pending import placeable
+from diagnostics.facts.pending import karpenter_ignores, placeable
 from diagnostics.facts.pod_events import PodScheduling, event_evidence, events_note
 from diagnostics.facts.pod_fit import NodeFit, PodFit, PoolFit, accel_text
 from diagnostics.facts.provider import derived
 from diagnostics.records import Pod, Taint
 from diagnostics.registry import check
-from diagnostics.relations import karpenter_ignores
 from diagnostics.snapshot import Snapshot
 from diagnostics.facts.workloads import (
     Workload,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from diagnostics.checks.pod_gpu_resource_mismatch import mismatches
 from diagnostics.facts.messages import LIMITS, NODE_LIMITS, KarpenterMessage
 from diagnostics.model import Evidence, Finding, ObjectRef, Remediation, Severity
-from diagnostics.facts.pending import placeable
+from diagnostics.facts.gpu_forms import mismatches
+from diagnostics.facts.pending import karpenter_ignores, placeable
 from diagnostics.facts.provider import derived
 from diagnostics.facts.pod_events import (
     PodScheduling,
@@ -32,7 +32,6 @@ from diagnostics.facts.pod_fit import (
 )
 from diagnostics.records import Event, Pod, is_accelerator
 from diagnostics.registry import check
-from diagnostics.relations import karpenter_ignores
 from diagnostics.snapshot import Snapshot
 from diagnostics.facts.workloads import Workload, owner_workload
 
@@ -51,7 +50,7 @@ class _Group:
     refs: list[ObjectRef] = field(default_factory=list)
     """The refs of `pods`."""
     ignored: str = ""
-    """relations.karpenter_ignores: why Karpenter launches nothing for these pods ('' when it would)."""
+    """pending.karpenter_ignores: why Karpenter launches nothing for these pods ('' when it would)."""
 
 
 @check(code="GT402", slug="pod-no-nodepool-fits", title="Every pending GPU pod has a NodePool that can serve it",
@@ -225,7 +224,7 @@ class _Ignored:
 
 
 def _ignored(pod: Pod, why: str) -> _Ignored:
-    """Classify relations.karpenter_ignores' reason by what the pod asks (Provisioner.Validate's checks)."""
+    """Classify pending.karpenter_ignores' reason by what the pod asks (Provisioner.Validate's checks)."""
     if avoids_karpenter(pod):
         return _Ignored(_OPTED_OUT, "", why)
     terms = [*pod.required_affinity]

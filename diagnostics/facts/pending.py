@@ -62,6 +62,41 @@ def triage(snap: Snapshot) -> list[Triage]:
                        lambda: [one(p) for p in pods])
 
 
+KARPENTER_VALIDATION = (
+    "persistentvolumeclaim is being deleted", "persistentvolumeclaim bound to non-existent persistentvolume",
+    "failed to validate pvc", "pvc is considered unbound", "unbound pvc must define a storage class",
+    "node selector term with matchFields is not supported", "might interfere with the internal provisioning logic",
+    "configured to not run on a karpenter provisioned node", "has an unsupported operator", "is not a qualified name")
+"""Errors of Karpenter's Provisioner.Validate (provisioner.go, volumetopology.go ValidatePersistentVolumeClaims,
+apis/v1 ValidateRequirement), lower-cased: a pod that fails it is ignored, whatever the NodePools."""
+
+
+def karpenter_rejected(sched: PodScheduling) -> bool:
+    """Karpenter's latest word on the pod is a Validate error: it launches nothing for it."""
+    msg = sched.karpenter_msg
+    if msg is None or not sched.karpenter_current:
+        return False
+    raw = msg.raw.lower()
+    return any(v in raw for v in KARPENTER_VALIDATION)
+
+
+def karpenter_ignores(t: Triage) -> str:
+    """Why Karpenter launches nothing for the pending pod whatever the NodePools say ('' when it would launch).
+
+    IsProvisionable (`t.ignored`: gated, preempting, not marked Unschedulable, a DaemonSet's) and
+    Provisioner.Validate: `karpenter.sh/nodepool DoesNotExist`, a restricted label or matchFields in its
+    requirements, or the Validate error Karpenter put in its FailedScheduling event (PVCs, requirements).
+    """
+    if t.ignored or t.rejected:
+        return t.ignored or t.rejected
+    if karpenter_rejected(t.sched) and t.sched.karpenter_msg is not None:
+        raw = t.sched.karpenter_msg.raw
+        for prefix in ("Failed to schedule pod, ", "Could not schedule pod, "):
+            raw = raw.removeprefix(prefix)
+        return raw
+    return ""
+
+
 def considered(snap: Snapshot, t: Triage) -> bool:
     """pod_fit.not_considered(snap, t.pod) == ''."""
     if t.ignored is not None:

@@ -260,6 +260,24 @@ def test_checks_import_no_cache_module_and_define_no_module_level_cache() -> Non
     assert offences == {}
 
 
+ALLOWED = ("diagnostics.model", "diagnostics.registry", "diagnostics.snapshot", "diagnostics.records",
+           "diagnostics.wording", "diagnostics.timeutil", "diagnostics.facts")
+
+
+def test_checks_import_only_the_domain_and_the_facts() -> None:
+    # A check reads the snapshot's records and shared facts: no other check, no engine or relation internals.
+    out: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "diagnostics" / "checks").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [
+                a.name for a in node.names] if isinstance(node, ast.Import) else []
+            bad = [n for n in names if n.split(".")[0] == "diagnostics"
+                   and not any(n == a or n.startswith(a + ".") for a in ALLOWED)]
+            if bad:
+                out.setdefault(path.name, []).extend(bad)
+    assert out == {}
+
+
 def test_the_guard_catches_what_it_looks_for(tmp_path: Path) -> None:
     # The guard above must be able to fail: a check written the old way is caught on every count.
     bad = tmp_path / "bad_check.py"

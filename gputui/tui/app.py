@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import Notification, SeverityLevel
@@ -59,6 +59,8 @@ DIAG_REST = 2.0
 """After a diagnostics run, wait this many times its duration before the next (a third of the time at most)."""
 FIRST_LISTS_WAIT = 3.0
 """Seconds after launch the first diagnostics run waits at most for every Kubernetes source's first answer."""
+KEY_QUIET = 0.25
+"""Seconds after a key during which a diagnostics run steps aside (the key's handling and repaint come first)."""
 DIAG_YIELD = 2.0
 """Seconds a diagnostics run may spend in total stepping aside for frames (then it finishes regardless)."""
 
@@ -120,6 +122,8 @@ class GputuiApp(App[int]):
         self._diagnosed_sight: object = None
         """The sources' states the last diagnostics run started from (see `_sources_moved`)."""
         self._started_at = time.monotonic()
+        self._key_at = 0.0
+        """When the last key arrived (monotonic): diagnostics step aside for KEY_QUIET after it."""
         self._diag_busy = False
         self._diag_started = 0.0
         self._diag_rest_until = 0.0
@@ -169,6 +173,11 @@ class GputuiApp(App[int]):
                 loop.add_signal_handler(sig, self.exit, int(ExitCode.TERMINATED))
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self._key_at = time.monotonic()
+        await super().on_event(event)
 
     def on_unmount(self) -> None:
         if self.session is not None:
@@ -296,14 +305,16 @@ class GputuiApp(App[int]):
         return early.with_waiting(run_checks(snap, ignore=waiting, between=self._make_way), waiting)
 
     def _make_way(self) -> None:
-        """Between two checks: while a frame is being built or waits to be painted, sleep.
+        """Between two checks: while a frame is being built or waits to be painted, or a key was
+        pressed moments ago, sleep.
 
         The checks hold the GIL for a few hundred ms per run on a big, churning fleet; without
-        this every frame in that window is built and painted at half speed or worse. Findings
-        trail the tables anyway; a run gives way for DIAG_YIELD seconds at most.
+        this every frame and every key in that window is handled and painted at half speed or
+        worse. Findings trail the tables anyway; a run gives way for DIAG_YIELD seconds at most.
         """
         start = time.monotonic()
-        while ((self._frame_busy or self._unpainted_since is not None)
+        while ((self._frame_busy or self._unpainted_since is not None
+                or time.monotonic() - self._key_at < KEY_QUIET)
                and time.monotonic() < self._diag_yield_until):
             time.sleep(0.002)
         self._diag_yielded += time.monotonic() - start
@@ -637,17 +648,29 @@ class GputuiApp(App[int]):
             self.push_screen(HelpScreen(self.read_only))
 
     def action_jump(self, prefill: str = "") -> None:
-        def chosen(text: str | None) -> None:
-            if not text:
-                return
-            target = resolve(text)
-            if target is None:
-                self.notify(f"Unknown view {text!r}: try nodes, nodeclaims, pods, nodepools, findings, ctx, ns.",
-                            severity="warning")
-                return
-            self.show_view(*target)
+        """`:` opens the prompt as a bar over the bottom of a data screen (nothing under it is redrawn);
+        over a modal or a screen without one, as a modal of its own."""
+        from textual.css.query import NoMatches
 
-        self.push_screen(JumpScreen(prefill), chosen)
+        from gputui.tui.widgets.jump_bar import JumpBar
+
+        try:
+            bar = self.screen.query_one(JumpBar)
+        except NoMatches:
+            self.push_screen(JumpScreen(prefill), self.jump_chosen)
+            return
+        bar.open(prefill)
+
+    def jump_chosen(self, text: str | None) -> None:
+        """What was typed after `:`: a view, an object, `ctx`, `ns`, or one line saying it is unknown."""
+        if not text:
+            return
+        target = resolve(text)
+        if target is None:
+            self.notify(f"Unknown view {text!r}: try nodes, nodeclaims, pods, nodepools, findings, ctx, ns.",
+                        severity="warning")
+            return
+        self.show_view(*target)
 
     def action_findings(self) -> None:
         if not isinstance(self.screen, FindingsScreen):

@@ -167,6 +167,7 @@ async def test_filter_by_text_and_by_label(live_app: Live) -> None:
     nodes = table_column(app, "nodes", "NAME")
     assert len(nodes) >= 2
     one = NEW_NODE["metadata"]["name"]
+    app.screen.query_one("#nodes", KeyedTable).focus()  # a keystroke filters the focused table at once
     await pilot.press("slash", *"200-1")
     assert table_column(app, "nodes", "NAME") == [one]
     assert f"GPU nodes (1 of {len(nodes)})" in screen_text(app)

@@ -11,11 +11,13 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from rich.text import Text
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from diagnostics.model import ObjectRef
 from diagnostics.snapshot import Snapshot
 from gputui.tui.honesty import BAD, OK, LEVEL_STYLE, Sight, sight
+from gputui.tui.widgets.footer import SteadyFooter
+from gputui.tui.widgets.jump_bar import JumpBar
 from gputui.tui.widgets.status_line import StatusLine, status_text
 
 if TYPE_CHECKING:
@@ -56,7 +58,12 @@ class DataScreen(Screen[None]):
         yield Static("", id="banner", classes="banner")
         yield from self.compose_body()
         yield StatusLine(id="status")
-        yield Footer(compact=True, show_command_palette=False)
+        yield SteadyFooter(compact=True, show_command_palette=False)
+        yield JumpBar(id="jump")
+
+    def on_jump_bar_chosen(self, event: JumpBar.Chosen) -> None:
+        event.stop()
+        self.gapp.jump_chosen(event.text)
 
     def compose_body(self) -> ComposeResult:
         yield from ()

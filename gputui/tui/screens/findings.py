@@ -20,7 +20,7 @@ from gputui.tui.widgets.keyed_table import KeyedTable, set_height
 
 class FindingsScreen(DataScreen):
     BINDINGS = [Binding("slash", "filter", "Filter", show=True)]
-    ALLOW_IN_MAXIMIZED_VIEW = "Header, StatusLine, FilterBar, Footer"
+    ALLOW_IN_MAXIMIZED_VIEW = "Header, StatusLine, FilterBar, Footer, JumpBar"
     ESCAPE_TO_MINIMIZE = False
 
     def __init__(self) -> None:

@@ -19,6 +19,8 @@ VIEWS = {
     "findings": "findings", "finding": "findings", "checks": "findings", "checklist": "findings",
     "overview": "overview", "home": "overview",
 }
+HELP = "views: nodes · nodeclaims · pods · pending · nodepools · findings · ctx · ns · or `node NAME`, `pod NS/NAME`"
+"""The line above the `:` prompt."""
 SUGGESTIONS = ["nodes", "nodeclaims", "pods", "pending", "nodepools", "findings", "overview", "ctx", "ns",
                "node ", "pod ", "nodeclaim ", "nodepool ", "ec2nodeclass "]
 
@@ -60,8 +62,7 @@ class JumpScreen(ModalScreen[str | None]):
         """What a pasted `:pods` brought along (the `:` itself opened this prompt)."""
 
     def compose(self) -> ComposeResult:
-        yield Label("views: nodes · nodeclaims · pods · pending · nodepools · findings · ctx · ns · "
-                    "or `node NAME`, `pod NS/NAME`", id="jump-help")
+        yield Label(HELP, id="jump-help")
         yield Input(value=self.prefill, placeholder=":", id="jump-input",
                     suggester=SuggestFromList(SUGGESTIONS, case_sensitive=False))
 

@@ -9,6 +9,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.timer import Timer
 from textual.widgets import DataTable
 
 from diagnostics.model import Finding, ObjectRef
@@ -35,6 +36,8 @@ TABLES = (
 TABLE_SOURCE = {"findings": "", "nodes": "nodes", "pods": "pods", "nodeclaims": "nodeclaims",
                 "nodepools": "nodepools"}
 """The source each table's rows come from."""
+CATCH_UP_S = 0.5
+"""A bundle has no frames: tables a key left behind catch up this long after the last key."""
 
 
 def unseen(snap: Snapshot, source: str) -> str:
@@ -58,7 +61,7 @@ class OverviewScreen(DataScreen):
         Binding("A,shift+a", "sort('age')", "Sort age", show=False),
         Binding("S,shift+s", "sort('status')", "Sort status", show=False),
     ]
-    ALLOW_IN_MAXIMIZED_VIEW = "Header, StatusLine, FilterBar, Footer"
+    ALLOW_IN_MAXIMIZED_VIEW = "Header, StatusLine, FilterBar, Footer, JumpBar"
     ESCAPE_TO_MINIMIZE = False
     """Esc is ours: it clears the filter first, then leaves the maximized table (k9s's order)."""
 
@@ -77,6 +80,9 @@ class OverviewScreen(DataScreen):
         """The diagnosis the columns were last measured for (see KeyedTable.refit)."""
         self.wide = False
         """Ctrl+W: every column at full width (scroll sideways), as k9s's wide toggle."""
+        self._stale: set[str] = set()
+        """Tables not brought up to date with the filter, sort or frame (hidden, or not focused at a key)."""
+        self._catch_up: Timer | None = None
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="overview-body"):
@@ -93,17 +99,43 @@ class OverviewScreen(DataScreen):
 
     # --- data ---
     def render_data(self) -> None:
-        """Show the app's newest frame: rows come ready-made (unchanged ones as the same objects,
+        """Show the app's newest frame in every table on screen (only the maximized one when one is:
+        the others catch up when shown). Rows come ready-made (unchanged ones as the same objects,
         which KeyedTable skips), so this costs O(rows changed), plus O(rows) with a filter on."""
+        self._sync_tables(self._shown_tables())
+
+    def _shown_tables(self) -> list[str]:
+        maximized = self.maximized
+        if maximized is not None and maximized.id in TABLE_SOURCE:
+            return [maximized.id]
+        return [tid for tid, _t, _c in TABLES]
+
+    def _render_focused(self) -> None:
+        """A key that changes what the tables show (filter, sort, wide): the focused table now, with
+        its layout; the others are marked and catch up with the next frame (or when shown), so a
+        keystroke costs one table, not five."""
+        tid = self._last_table
+        self._sync_tables([tid], relayout=False)
+        self._stale.update(t for t in TABLE_SOURCE if t != tid)
+        if self.gapp.session is None:  # no frames come from a bundle: catch up once the keys pause
+            if self._catch_up is not None:
+                self._catch_up.stop()
+            self._catch_up = self.set_timer(CATCH_UP_S, self.refresh_data)
+
+    def _sync_tables(self, tids: Sequence[str], relayout: bool = True) -> None:
         frame = self.gapp.frame
         if frame is None:
             return
         f = self.row_filter
         self._findings = frame.findings
         width = max(20, self.size.width - 2)
-        refit = frame.diagnosis is not self._fitted_for
-        self._fitted_for = frame.diagnosis
+        refit = frame.diagnosis is not self._fitted_for and len(tids) == len(TABLES)
+        if refit:
+            self._fitted_for = frame.diagnosis
+        self._stale.difference_update(tids)
         for tid, title, columns in TABLES:
+            if tid not in tids:
+                continue
             table = self.query_one(f"#{tid}", KeyedTable)
             all_rows = frame.tables[tid]
             ns = self.gapp.namespace
@@ -135,8 +167,9 @@ class OverviewScreen(DataScreen):
             if self._titles.get(tid) != label:  # assigning even an equal title repaints the table
                 self._titles[tid] = label
                 table.border_title = label
-        self._relayout()
-        self.call_after_refresh(self._relayout)
+        if relayout:
+            self._relayout()
+            self.call_after_refresh(self._relayout)
 
     def _filtered(self, tid: str, rows: Sequence[TableRow],
                   labels: Callable[[ObjectRef | None], Mapping[str, str]]) -> list[TableRow]:
@@ -172,7 +205,12 @@ class OverviewScreen(DataScreen):
         self.call_after_refresh(self._relayout)
 
     def watch_maximized(self) -> None:
-        if self.is_mounted:
+        if not self.is_mounted:
+            return
+        behind = [t for t in self._shown_tables() if t in self._stale]
+        if behind:
+            self._sync_tables(behind)  # shown again (or alone): catch up first
+        else:
             self._relayout()
 
     # --- navigation ---
@@ -203,6 +241,8 @@ class OverviewScreen(DataScreen):
         focused = self.focused
         if isinstance(focused, KeyedTable) and focused.id:
             self._last_table = focused.id
+            if focused.id in self._stale:
+                self._sync_tables([focused.id], relayout=False)
 
     def focused_table(self) -> KeyedTable:
         return self.query_one(f"#{self._last_table}", KeyedTable)
@@ -224,7 +264,7 @@ class OverviewScreen(DataScreen):
     def action_sort(self, by: str) -> None:
         tid = self._last_table
         self.sorts[tid] = self.sorts.get(tid, Sort()).next(by)
-        self.refresh_data()
+        self._sync_tables([tid], relayout=False)
 
     def action_wide(self) -> None:
         self.wide = not self.wide
@@ -250,9 +290,12 @@ class OverviewScreen(DataScreen):
 
     @on(FilterBar.FilterChanged)
     def _filter_changed(self, event: FilterBar.FilterChanged) -> None:
-        self.row_filter = RowFilter.parse(event.text)
+        rf = RowFilter.parse(event.text)
+        if rf == self.row_filter:
+            return  # a space, a trailing comma: the same filter
+        self.row_filter = rf
         self._matches.clear()
-        self.refresh_data()
+        self._render_focused()
 
     @on(FilterBar.FilterDone)
     def _filter_done(self) -> None:

@@ -8,10 +8,14 @@ from textual.widgets import Input
 
 
 class FilterBar(Input):
-    """Posts `FilterChanged(text)` on every keystroke and `FilterDone` on Enter/Esc; hidden until opened."""
+    """Posts `FilterChanged(text)` on every keystroke and `FilterDone` on Enter/Esc; hidden until opened.
+
+    It lies over the footer (the screen's overlay layer): showing or hiding it moves no table, so `/`
+    and Esc repaint one line instead of laying out and redrawing every table under it.
+    """
 
     DEFAULT_CSS = """
-    FilterBar { display: none; border: none; height: 1; padding: 0 1; margin: 0; }
+    FilterBar { display: none; border: none; height: 1; padding: 0 1; margin: 0; layer: overlay; dock: bottom; }
     FilterBar:focus { border: none; }
     FilterBar.-shown { display: block; }
     """

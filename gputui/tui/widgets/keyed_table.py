@@ -158,8 +158,14 @@ class KeyedTable(DataTable[Text]):
         if column_key is None or row_key is None:  # no cell of the table: DataTable's own rendering
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         value: object = self.columns[column_key].label if row_index < 0 else self._data[row_key][column_key]
-        key = (row_key, column_key, row_index, column_index, base_style, width, cursor, hover,
-               self._show_hover_cursor, self._pseudo_class_state, self.cell_padding)
+        if cursor or hover:
+            key: tuple[object, ...] = (row_key, column_key, row_index, column_index, base_style, width, cursor, hover,
+                                       self._show_hover_cursor, self._pseudo_class_state, self.cell_padding)
+        else:
+            # Focus (a pseudo-class) changes only the cursor's and the hover's styles: a cell under
+            # neither renders the same focused or not, so moving focus (`/`, `:`, Enter back to
+            # the table) redraws the cursor row, not every visible cell.
+            key = (row_key, column_key, row_index, column_index, base_style, width, self.cell_padding)
         hit = self._cells_by_value.get(key)
         if hit is not None and hit[0] is value:
             return hit[1]

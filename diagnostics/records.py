@@ -2,8 +2,9 @@
 
 Records are built once when an object enters the cache (gputui.kube.ingest), not on every
 diagnostics run. Quantities arrive already parsed (floats) because `diagnostics` may not
-import the kubernetes client; `obj` keeps the projected object for evidence paths the record
-does not surface.
+import the kubernetes client. Checks read fields, never `obj`: it keeps the projected object for
+the views (YAML, bundles); a part of the spec a check quotes back as written (a NodePool's template
+for a copy of it, a container's quantity strings) is a field of its own.
 """
 
 from __future__ import annotations
@@ -163,6 +164,12 @@ class Node(_Object):
     unschedulable: bool
     provider_id: str
     boot_id: str
+    os_image: str
+    """status.nodeInfo.osImage (`Bottlerocket OS 1.47.0 (aws-k8s-1.34-nvidia)`)."""
+    addresses: tuple[tuple[str, str], ...]
+    """(type, address) of each status.addresses entry that has an address."""
+    runtime_handlers: tuple[str, ...] | None
+    """status.runtimeHandlers names (Kubernetes 1.30+); None when the node does not report them."""
     obj: Json
 
     kind = "Node"
@@ -229,6 +236,31 @@ class ContainerState:
 
 @fast_init
 @dataclass(frozen=True, slots=True)
+class ContainerResources:
+    """One container's `resources` as written (quantity strings, not parsed): for checks that quote them
+    back or validate them as the API server does."""
+
+    section: str
+    """`initContainers` or `containers`."""
+    name: str
+    requests: Json
+    limits: Json
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class PodClaim:
+    """One entry of a pod's `spec.resourceClaims` (Dynamic Resource Allocation)."""
+
+    entry: str
+    """The pod's name for it (`spec.resourceClaims[].name`)."""
+    claim: str
+    """The ResourceClaim's name; '' when its template has not produced one yet."""
+    template: str = ""
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
 class Pod(_Object):
     meta: Meta
     node_name: str
@@ -249,6 +281,18 @@ class Pod(_Object):
     priority_class: str
     runtime_class: str
     started: datetime | None
+    resources_written: tuple[ContainerResources, ...]
+    """Init containers, then app containers, as the spec writes their resources."""
+    preferred_affinity: tuple[Requirement, ...]
+    """matchExpressions of the heaviest preferredDuringScheduling node affinity term (kept while unscheduled,
+    as affinity is): Karpenter treats it as required until it relaxes it."""
+    scheduling_gates: tuple[str, ...]
+    """Names in spec.schedulingGates."""
+    tolerations_written: tuple[Json, ...]
+    """spec.tolerations as written (tolerationSeconds included), for patches that must carry them over."""
+    claims: tuple[PodClaim, ...]
+    """spec.resourceClaims, resolved to ResourceClaim names where the API already did."""
+    pod_ip: str
     obj: Json
 
     kind = "Pod"
@@ -331,6 +375,12 @@ class NodeClaim(_Object):
     node_class: str
     conditions: tuple[Condition, ...]
     last_pod_event: datetime | None
+    image_id: str
+    """status.imageID: the AMI the instance was launched from."""
+    expire_after: str
+    """spec.expireAfter ('' when unset: the NodePool's applies)."""
+    termination_grace_period: str
+    """spec.terminationGracePeriod ('' when unset)."""
     obj: Json
 
     kind = "NodeClaim"
@@ -385,9 +435,30 @@ class NodePool(_Object):
     budgets: tuple[Budget, ...]
     expire_after: str
     conditions: tuple[Condition, ...]
+    replicas: int | None
+    """spec.replicas: set only on a static NodePool, which never launches for pending pods."""
+    limits_spec: Json
+    """spec.limits as written (quantity strings): quoted in evidence and copied into a fallback pool."""
+    template_spec: Json
+    """spec.template.spec as written: a copy of the pool or a JSON patch of it must keep the user's own text."""
+    disruption_spec: Json
+    """spec.disruption as written."""
     obj: Json
 
     kind = "NodePool"
+
+    @property
+    def termination_grace_period(self) -> str:
+        """spec.template.spec.terminationGracePeriod ('' when unset)."""
+        return str(self.template_spec.get("terminationGracePeriod") or "")
+
+    def requirement_index(self, key: str) -> int | None:
+        """Position of `key` in spec.template.spec.requirements as written: the index a JSON patch replaces."""
+        raw = self.template_spec.get("requirements")
+        for i, r in enumerate(raw if isinstance(raw, list) else ()):
+            if isinstance(r, Mapping) and r.get("key") == key:
+                return i
+        return None
 
 
 @fast_init
@@ -404,6 +475,14 @@ class NodeClass(_Object):
     amis: tuple[Mapping[str, Any], ...]
     role: str
     instance_profile: str
+    """status.instanceProfile, else spec.instanceProfile."""
+    spec_instance_profile: str
+    """spec.instanceProfile ('' when Karpenter manages the profile from spec.role)."""
+    tags: Json
+    """spec.tags as written."""
+    placement_group_selector: Json
+    capacity_reservation_terms: tuple[Json, ...]
+    """spec.capacityReservationSelectorTerms."""
     conditions: tuple[Condition, ...]
     obj: Json
 
@@ -433,6 +512,13 @@ class Pdb(_Object):
     selector: Mapping[str, Any]
     """The raw label selector (matchLabels / matchExpressions)."""
     disruptions_allowed: int | None
+    has_selector: bool
+    """spec.selector is set: an empty one selects every pod of the namespace, an absent one none."""
+    unhealthy_pod_eviction_policy: str
+    budget: Json
+    """spec.minAvailable / spec.maxUnavailable as written (those that are set)."""
+    health: Json
+    """status.currentHealthy / desiredHealthy / expectedPods as written (those that are set)."""
     obj: Json
 
     kind = "PodDisruptionBudget"

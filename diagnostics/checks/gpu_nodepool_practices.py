@@ -90,7 +90,7 @@ def _limits(pool: NodePool) -> Iterator[Finding]:
         return
     resource = "aws.amazon.com/neuron" if any("neuron" in t.key for t in pool.taints) else "nvidia.com/gpu"
     usage = accelerators(pool.usage)
-    ev = [Evidence.field(pool.ref, "spec.limits", dict((pool.obj.get("spec") or {}).get("limits") or {}) or "none",
+    ev = [Evidence.field(pool.ref, "spec.limits", dict(pool.limits_spec) or "none",
                          note="no accelerator limit: the pool can grow without bound")]
     if usage:
         ev.append(Evidence.field(pool.ref, "status.resources", {k: f"{v:g}" for k, v in usage.items()},
@@ -109,8 +109,7 @@ def _training_spot(pool: NodePool) -> Iterator[Finding]:
     why = training_reason(pool)
     if not why or "spot" not in capacity_types(pool):
         return
-    raw = ((pool.obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("requirements") or []
-    index = next((i for i, r in enumerate(raw) if isinstance(r, dict) and r.get("key") == CAPACITY_TYPE), None)
+    index = pool.requirement_index(CAPACITY_TYPE)
     cmd = (f"kubectl patch nodepool {pool.name} --type json -p '[{{\"op\":\"replace\",\"path\":"
            f"\"/spec/template/spec/requirements/{index}\",\"value\":{{\"key\":\"{CAPACITY_TYPE}\","
            "\"operator\":\"In\",\"values\":[\"on-demand\"]}}]'" if index is not None

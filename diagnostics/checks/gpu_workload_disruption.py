@@ -143,11 +143,10 @@ def _all_facts(snap: Snapshot) -> list[tuple[Node, NodeClaim | None, _Facts]]:
 
 
 def _facts(snap: Snapshot, node: Node, claim: NodeClaim | None, pool: NodePool | None) -> _Facts:
-    spec = (claim.obj.get("spec") or {}) if claim is not None else {}
-    pool_spec = (((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {}) if pool else {}
-    expire_after = str(spec.get("expireAfter") or (pool.expire_after if pool else "") or "720h")
+    expire_after = (claim.expire_after if claim is not None else "") or (pool.expire_after if pool else "") or "720h"
     # Karpenter reads the NodeClaim's own (core NewCandidate, nodeclaim lifecycle): a pool's later one is not it.
-    tgp = str((spec if claim is not None else pool_spec).get("terminationGracePeriod") or "")
+    tgp = (claim.termination_grace_period if claim is not None
+           else pool.termination_grace_period if pool is not None else "")
     created = claim.meta.created if claim is not None else node.meta.created
     seconds = parse_go_duration(expire_after)
     expire_at = created + timedelta(seconds=seconds) if created is not None and seconds is not None else None
@@ -477,9 +476,7 @@ def _remedy_by_cause(snap: Snapshot, node: Node, claim: NodeClaim | None, f: _Fa
 def _capacity_patch(pool: NodePool | None) -> str:
     if pool is None:
         return ""
-    raw = ((pool.obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("requirements") or []
-    index = next((i for i, r in enumerate(raw) if isinstance(r, dict) and r.get("key") == "karpenter.sh/capacity-type"),
-                 None)
+    index = pool.requirement_index("karpenter.sh/capacity-type")
     if index is None:
         return ""
     return (f"kubectl patch nodepool {pool.name} --type json -p '[{{\"op\":\"replace\",\"path\":"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from diagnostics.model import Evidence, Finding, Remediation, Severity
@@ -84,7 +84,6 @@ def nodeclass_not_ready(snap: Snapshot) -> Iterator[Finding | int]:
 
 def _advice(nc: NodeClass, c: Condition) -> tuple[str, list[str], list[Evidence]]:
     """(fix sentence, commands, extra evidence) for one failing condition."""
-    spec: Mapping[str, Any] = nc.obj.get("spec") or {}
     if c.type == "AMIsReady":
         terms = [dict(t) for t in nc.ami_terms]
         ev = [Evidence.field(nc.ref, "spec.amiSelectorTerms", terms or "none")]
@@ -103,9 +102,9 @@ def _advice(nc: NodeClass, c: Condition) -> tuple[str, list[str], list[Evidence]
             ev.append(Evidence.field(nc.ref, "spec.role", nc.role))
             cmds += [f"aws iam get-role --role-name {shlex.quote(nc.role)}",
                      f"aws iam list-instance-profiles-for-role --role-name {shlex.quote(nc.role)}"]
-        if spec.get("instanceProfile"):
-            ev.append(Evidence.field(nc.ref, "spec.instanceProfile", spec["instanceProfile"]))
-            profile = shlex.quote(str(spec["instanceProfile"]))
+        if nc.spec_instance_profile:
+            ev.append(Evidence.field(nc.ref, "spec.instanceProfile", nc.spec_instance_profile))
+            profile = shlex.quote(nc.spec_instance_profile)
             cmds.append(f"aws iam get-instance-profile --instance-profile-name {profile}")
         return ("Make sure the node role / instance profile exists and the Karpenter controller may manage "
                 "instance profiles (iam:CreateInstanceProfile, iam:AddRoleToInstanceProfile, iam:TagInstanceProfile, "
@@ -130,17 +129,17 @@ def _advice(nc: NodeClass, c: Condition) -> tuple[str, list[str], list[Evidence]
             return ("spec.tags uses a key Karpenter reserves (kubernetes.io/cluster/*, karpenter.sh/nodepool, "
                     "karpenter.sh/nodeclaim, karpenter.k8s.aws/ec2nodeclass, eks:eks-cluster-name): remove it.",
                     [f"kubectl edit ec2nodeclass {nc.name}"],
-                    [Evidence.field(nc.ref, "spec.tags", dict(spec.get("tags") or {}))])
+                    [Evidence.field(nc.ref, "spec.tags", dict(nc.tags))])
         return (f"Fix the EC2NodeClass spec the validation rejects ({c.reason}).",
                 [f"kubectl edit ec2nodeclass {nc.name}"], [])
     if c.type == "PlacementGroupReady":
-        sel = spec.get("placementGroupSelector") or {}
+        sel = nc.placement_group_selector
         cmd = ("aws ec2 describe-placement-groups " + (f"--group-ids {shlex.quote(str(sel['id']))}" if sel.get("id")
                else f"--group-names {shlex.quote(str(sel.get('name', '<name>')))}"))
         return ("Create the placement group or fix spec.placementGroupSelector.", [cmd],
                 [Evidence.field(nc.ref, "spec.placementGroupSelector", dict(sel))])
     if c.type == "CapacityReservationsReady":
-        terms = [dict(t) for t in spec.get("capacityReservationSelectorTerms") or () if isinstance(t, Mapping)]
+        terms = [dict(t) for t in nc.capacity_reservation_terms]
         ids = [str(t["id"]) for t in terms if t.get("id")]
         cmd = ("aws ec2 describe-capacity-reservations"
                + (f" --capacity-reservation-ids {' '.join(shlex.quote(i) for i in ids)}" if ids else "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -60,29 +60,12 @@ class Problem:
     """Whole-device count to set as both request and limit."""
 
 
-def _containers(pod: Pod) -> Iterator[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]]:
-    spec = pod.obj.get("spec") if isinstance(pod.obj, Mapping) else None
-    if not isinstance(spec, Mapping):
-        return
-    for field in ("initContainers", "containers"):
-        items = spec.get(field)
-        for c in items if isinstance(items, list) else []:
-            if not isinstance(c, Mapping):
-                continue
-            res = _mapping(c.get("resources"))
-            yield field, str(c.get("name", "?")), _mapping(res.get("requests")), _mapping(res.get("limits"))
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    """`value` when it is a mapping, else empty: a hostile manifest may put a list or a string there."""
-    return value if isinstance(value, Mapping) else {}
-
-
 def problems(pod: Pod) -> list[Problem]:
     """What the API validation (k8s.io/kubernetes pkg/apis/core/validation) rejects for extended resources."""
     out: list[Problem] = []
-    for field, name, req, lim in _containers(pod):
-        base = f"spec.{field}[{name}].resources"
+    for c in pod.resources_written:
+        name, req, lim = c.name, c.requests, c.limits
+        base = f"spec.{c.section}[{name}].resources"
         for res in sorted(set(req) | set(lim)):
             if not looks_like_accelerator(str(res)):
                 continue
@@ -204,7 +187,7 @@ def _pending_problems(snap: Snapshot, with_nodes: bool) -> tuple[
 
 
 def _asks_and_problems(pod: Pod) -> tuple[bool, list[Problem]]:
-    asks = any(looks_like_accelerator(k) for _, _, rq, lm in _containers(pod) for k in (*rq, *lm))
+    asks = any(looks_like_accelerator(k) for c in pod.resources_written for k in (*c.requests, *c.limits))
     return asks, problems(pod) if asks else []
 
 

@@ -464,7 +464,7 @@ def _remediation(snap: Snapshot, s: Shortage, pool: NodePool | None, main: str, 
 @derived
 def _fallback_yaml(pool: NodePool) -> str:
     """`kubectl apply` heredoc for an on-demand copy of the pool with a lower weight (the seed's tiered pools)."""
-    tspec: dict[str, Any] = dict(((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {})
+    tspec: dict[str, Any] = dict(pool.template_spec)
     reqs = [dict(r) for r in tspec.get("requirements") or () if isinstance(r, dict) and r.get("key") != CAPACITY_TYPE]
     reqs.insert(0, {"key": CAPACITY_TYPE, "operator": "In", "values": ["on-demand"]})
     spec_t: dict[str, Any] = {"requirements": reqs,
@@ -481,14 +481,12 @@ def _fallback_yaml(pool: NodePool) -> str:
         "metadata": {"name": f"{pool.name}-on-demand"},
         "spec": {"weight": weight, "template": {"spec": spec_t}},
     }
-    disruption = (pool.obj.get("spec") or {}).get("disruption")
-    if isinstance(disruption, dict) and disruption:
+    if pool.disruption_spec:
         # Else Karpenter's default (WhenEmptyOrUnderutilized, at once) could consolidate running training pods.
-        doc["spec"]["disruption"] = dict(disruption)
+        doc["spec"]["disruption"] = dict(pool.disruption_spec)
     if pool.template_labels:
         doc["spec"]["template"]["metadata"] = {"labels": dict(pool.template_labels)}
-    limits = (pool.obj.get("spec") or {}).get("limits")
-    if limits:
-        doc["spec"]["limits"] = dict(limits)
+    if pool.limits_spec:
+        doc["spec"]["limits"] = dict(pool.limits_spec)
     body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False).rstrip()
     return f"kubectl apply -f - <<'EOF'\n{body}\nEOF"

@@ -800,8 +800,7 @@ def _node_image(snap: Snapshot, node: Node) -> tuple[str, Evidence] | None:
     claim = snap.index.nodeclaim_by_node.get(node.name)
     if claim is None:
         return None
-    status = claim.obj.get("status") if isinstance(claim.obj, Mapping) else None
-    image = str(status.get("imageID") or "") if isinstance(status, Mapping) else ""
+    image = claim.image_id
     nodeclass = snap.index.nodeclass.get(claim.node_class)
     if not image or nodeclass is None:
         return None
@@ -815,11 +814,7 @@ def _node_image(snap: Snapshot, node: Node) -> tuple[str, Evidence] | None:
 
 def runtime_handlers(node: Node) -> list[str] | None:
     """status.runtimeHandlers names (Kubernetes 1.30+), None when the node does not report them."""
-    status = node.obj.get("status")
-    raw = status.get("runtimeHandlers") if isinstance(status, Mapping) else None
-    if not isinstance(raw, list):
-        return None
-    return [str(h.get("name") or "") for h in raw if isinstance(h, Mapping)]
+    return None if node.runtime_handlers is None else list(node.runtime_handlers)
 
 
 def _layer_pods(snap: Snapshot, node: Node, layer_name: str) -> list[Pod]:

@@ -321,14 +321,14 @@ def _holding_pdbs(pdbs: Sequence[Pdb], pod: Pod) -> tuple[list[Pdb], list[Pdb]]:
     selecting = [b for b in pdbs if pdb_selects(b, pod)]
     unready = any(c.type == "Ready" and c.status == "False" for c in pod.conditions)
     holding = [b for b in selecting if b.disruptions_allowed == 0
-               and not (unready and (b.obj.get("spec") or {}).get("unhealthyPodEvictionPolicy") == "AlwaysAllow")]
+               and not (unready and b.unhealthy_pod_eviction_policy == "AlwaysAllow")]
     return selecting, holding
 
 
 def pdb_selects(pdb: Pdb, pod: Pod) -> bool:
     """policy/v1 as Karpenter and the eviction API read it (metav1.LabelSelectorAsSelector): an empty selector
     selects every pod of the namespace, an absent one none."""
-    if (pdb.obj.get("spec") or {}).get("selector") is None:
+    if not pdb.has_selector:
         return False
     return selector_matches(pdb.selector, pod.meta.labels)
 
@@ -508,11 +508,10 @@ def blocking_pdb(snap: Snapshot, pod: Pod) -> Pdb | None:
 
 
 def _pdb_blocker(pdb: Pdb, pod: Pod | None) -> Blocker:
-    spec = pdb.obj.get("spec") or {}
+    spec, status = pdb.budget, pdb.health
     patch = ('{"spec":{"minAvailable":null,"maxUnavailable":1}}' if "minAvailable" in spec
              else '{"spec":{"maxUnavailable":1}}')
     ns, name = pdb.meta.namespace, pdb.meta.name
-    status = pdb.obj.get("status") or {}
     return Blocker(
         "pdb", f"PDB {ns}/{name} allows 0 disruptions" + (f" (selects pod {pod.namespace}/{pod.name})" if pod else ""),
         (Evidence.field(pdb.ref, "status.disruptionsAllowed", pdb.disruptions_allowed,

@@ -12,18 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from diagnostics.records import Pod
+from diagnostics.records import Pod, PodClaim
 
-
-@dataclass(frozen=True, slots=True)
-class PodClaim:
-    """One entry of a pod's `spec.resourceClaims`."""
-
-    entry: str
-    """The pod's name for it (`spec.resourceClaims[].name`)."""
-    claim: str
-    """The ResourceClaim's name; '' when its template has not produced one yet."""
-    template: str = ""
+__all__ = ["ClaimState", "PodClaim", "claim_names", "claim_state", "pod_claims"]
 
 
 def _list(v: Any) -> list[Any]:
@@ -36,19 +27,7 @@ def _map(v: Any) -> Mapping[str, Any]:
 
 def pod_claims(pod: Pod) -> list[PodClaim]:
     """The claims the pod needs, resolved to ResourceClaim names where the API already did."""
-    obj = _map(pod.obj)  # a packed pod rebuilds its object on each read of `obj`
-    spec = _map(obj.get("spec"))
-    status = _map(obj.get("status"))
-    made = {str(_map(s).get("name")): str(_map(s).get("resourceClaimName") or "")
-            for s in _list(status.get("resourceClaimStatuses"))}
-    out = []
-    for e in _list(spec.get("resourceClaims")):
-        e = _map(e)
-        name = str(e.get("name") or "")
-        direct = str(e.get("resourceClaimName") or "")
-        template = str(e.get("resourceClaimTemplateName") or "")
-        out.append(PodClaim(name, direct or made.get(name, ""), template))
-    return out
+    return list(pod.claims)
 
 
 def claim_names(pod: Pod) -> list[str]:

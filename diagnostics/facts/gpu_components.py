@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from diagnostics.model import Evidence
 from diagnostics.records import DaemonSet, Node, Pod, Taint, tolerates_all
@@ -52,9 +52,7 @@ def operator_daemonsets(snap: Snapshot) -> list[DaemonSet]:
 
 
 def os_image(node: Node) -> str:
-    status = node.obj.get("status")
-    info = status.get("nodeInfo") if isinstance(status, Mapping) else None
-    return str(info.get("osImage") or "") if isinstance(info, Mapping) else ""
+    return node.os_image
 
 
 def plugin_on_host(node: Node) -> str:

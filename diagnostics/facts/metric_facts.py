@@ -412,9 +412,9 @@ class NodeResolver:
         self.nodes = {n.name for n in snap.nodes}
         self.by_ip: dict[str, str] = {}
         for n in snap.nodes:
-            for a in ((n.obj.get("status") or {}).get("addresses") or []) if isinstance(n.obj, Mapping) else []:
-                if isinstance(a, Mapping) and a.get("address") and a.get("type") != "Hostname":
-                    self.by_ip.setdefault(str(a["address"]), n.name)
+            for kind, address in n.addresses:
+                if kind != "Hostname":
+                    self.by_ip.setdefault(address, n.name)
         self.short: dict[str, list[str]] = {}
         for name in self.nodes:
             self.short.setdefault(name.split(".", 1)[0], []).append(name)
@@ -428,9 +428,8 @@ class NodeResolver:
             if not p.node_name:
                 continue
             by_name.setdefault(p.name, p.node_name)
-            status = (p.obj.get("status") or {}) if isinstance(p.obj, Mapping) else {}
-            if status.get("podIP"):
-                by_ip.setdefault(str(status["podIP"]), p.node_name)
+            if p.pod_ip:
+                by_ip.setdefault(p.pod_ip, p.node_name)
         return by_ip, by_name
 
     def node(self, gpu: GpuLabels) -> str:

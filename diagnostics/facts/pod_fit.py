@@ -161,43 +161,17 @@ def avoids_karpenter(pod: Pod) -> bool:
     `scheduling.NewPodRequirements`: the nodeSelector, the heaviest preferred term and the FIRST required
     term only - a later required term that admits Karpenter's nodes does not bring the pod back.
     """
-    terms = [*pod.required_affinity[:1], _heaviest_preference(pod)]
+    terms = [*pod.required_affinity[:1], pod.preferred_affinity]
     return any(r.key == NODEPOOL_LABEL and r.operator == "DoesNotExist" for t in terms for r in t)
 
 
 def spec_rejected(pod: Pod) -> str:
     """Why Provisioner.Validate rejects the pod for its own spec ('' if it does not): it opts out
     (validateKarpenterManagedLabelCanExist), or karpenter_rejects' restricted labels and matchFields.
-    Reads pod.obj (the preferred terms): callers keep the answer while the pod is unchanged (pending.Triage)."""
+    Callers keep the answer while the pod is unchanged (pending.Triage)."""
     if avoids_karpenter(pod):
         return f"it requires {NODEPOOL_LABEL} DoesNotExist (configured to not run on a Karpenter provisioned node)"
     return karpenter_rejects(pod)
-
-
-def _heaviest_preference(pod: Pod) -> tuple[Requirement, ...]:
-    """The matchExpressions of the pod's heaviest preferredDuringScheduling node affinity term (Karpenter
-    treats it as required until it relaxes it)."""
-    spec = pod.obj.get("spec") if isinstance(pod.obj, Mapping) else None
-    affinity = spec.get("affinity") if isinstance(spec, Mapping) else None
-    node_aff = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
-    preferred = node_aff.get("preferredDuringSchedulingIgnoredDuringExecution") if isinstance(
-        node_aff, Mapping) else None
-    if not isinstance(preferred, list):
-        return ()
-    best: Mapping[str, object] | None = None
-    for p in preferred:
-        if isinstance(p, Mapping) and (best is None or _weight(p) > _weight(best)):
-            best = p
-    pref = best.get("preference") if best is not None else None
-    exprs = pref.get("matchExpressions") if isinstance(pref, Mapping) else None
-    return tuple(Requirement(str(e.get("key", "")), str(e.get("operator", "")),
-                             tuple(str(v) for v in e.get("values") or ()))
-                 for e in exprs or () if isinstance(e, Mapping)) if isinstance(exprs, list) else ()
-
-
-def _weight(term: Mapping[str, object]) -> int:
-    w = term.get("weight")
-    return w if isinstance(w, int) else 0
 
 
 def untolerated(taints: Iterable[Taint], tolerations: tuple[Toleration, ...]) -> list[Taint]:
@@ -531,11 +505,10 @@ def _avoids_reason(pod: Pod) -> tuple[FitReason, ...]:
 def _pool_reasons(snap: Snapshot, pool: NodePool) -> tuple[FitReason, ...]:
     """What stops the pool whatever the pod: a static pool, a pool (or its class) not Ready."""
     reasons: list[FitReason] = []
-    spec = pool.obj.get("spec") if isinstance(pool.obj, Mapping) else None
-    if isinstance(spec, Mapping) and spec.get("replicas") is not None:
-        replicas = spec.get("replicas")
+    if pool.replicas is not None:
+        replicas = pool.replicas
         reasons.append(FitReason(STATIC, f"static NodePool (spec.replicas={replicas}) never launches for pending pods",
-                                 (Evidence.field(pool.ref, "spec.replicas", spec.get("replicas")),)))
+                                 (Evidence.field(pool.ref, "spec.replicas", replicas),)))
     nr = _not_ready(snap, pool)
     if nr is not None:
         reasons.append(nr)
@@ -1089,10 +1062,8 @@ def scheduling_gates(pod: Pod) -> tuple[str, ...] | None:
     judged for it and Karpenter, which waits for `Unschedulable`, does not look at it either: the
     controller that set the gates (Kueue, ...) has to remove them.
     """
-    spec = pod.obj.get("spec") if isinstance(pod.obj, Mapping) else None
-    gates = spec.get("schedulingGates") if isinstance(spec, Mapping) else None
-    if isinstance(gates, list) and gates:
-        return tuple(str(g.get("name", "")) if isinstance(g, Mapping) else str(g) for g in gates)
+    if pod.scheduling_gates:
+        return pod.scheduling_gates
     cond = pod.condition("PodScheduled")
     if cond is not None and cond.status == "False" and cond.reason == SCHEDULING_GATED:
         return ()

@@ -46,7 +46,7 @@ def pod_shape(snap: Snapshot, pod: Pod) -> Shape:
 
     It also holds whether Karpenter ignores the pod for `karpenter.sh/nodepool DoesNotExist` (pod_fit.avoids_karpenter):
     that reads the heaviest *preferred* term too, which the fields above leave out, so two pods equal in them
-    may differ there. Worked out once per pod version (it reads pod.obj), not on each fit."""
+    may differ there (Pod.preferred_affinity). Worked out once per pod version, not on each fit."""
     from diagnostics.facts.pod_fit import avoids_karpenter  # pod_fit keys its fits on shapes
 
     return _SHAPES.of(snap.index, pod, (), lambda: _intern((

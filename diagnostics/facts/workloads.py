@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,12 +72,8 @@ _DEFAULT_TOLERATION_KEYS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/
 
 def template_tolerations(pod: Pod) -> list[dict[str, Any]]:
     """The pod's tolerations minus the ones admission adds (not-ready/unreachable for 300s)."""
-    spec = pod.obj.get("spec") if isinstance(pod.obj, Mapping) else None
-    raw = spec.get("tolerations") if isinstance(spec, Mapping) else None
     out: list[dict[str, Any]] = []
-    for t in raw if isinstance(raw, list) else []:
-        if not isinstance(t, Mapping):
-            continue
+    for t in pod.tolerations_written:
         if t.get("key") in _DEFAULT_TOLERATION_KEYS and t.get("effect") == "NoExecute" \
                 and t.get("tolerationSeconds") == 300:
             continue

@@ -23,6 +23,7 @@ from msgspec import UNSET
 from diagnostics.records import (
     Budget,
     Condition,
+    ContainerResources,
     ContainerState,
     DaemonSet,
     Event,
@@ -33,6 +34,7 @@ from diagnostics.records import (
     NodePool,
     Pdb,
     Pod,
+    PodClaim,
     Requirement,
     RuntimeClass,
     Taint,
@@ -387,8 +389,18 @@ def node(raw: Obj) -> Node:
         unschedulable=bool(spec.get("unschedulable")),
         provider_id=_s(spec.get("providerID")),
         boot_id=_s(_map(status.get("nodeInfo")).get("bootID")),
+        os_image=str(_map(status.get("nodeInfo")).get("osImage") or ""),
+        addresses=tuple((_s(a.get("type")), str(a["address"])) for a in _list(status.get("addresses"))
+                        if isinstance(a, Mapping) and a.get("address")),
+        runtime_handlers=_runtime_handlers(status.get("runtimeHandlers")),
         obj=obj,
     )
+
+
+def _runtime_handlers(raw: Any) -> tuple[str, ...] | None:
+    if not isinstance(raw, list):
+        return None
+    return tuple(str(h.get("name") or "") for h in raw if isinstance(h, Mapping))
 
 
 def _container_states(raw: Any) -> tuple[ContainerState, ...]:
@@ -495,23 +507,83 @@ _owners = _Interner()
 
 
 def _pod_shape(spec: Mapping[str, Any]) -> tuple[Any, ...]:
-    """(slim containers, slim init containers, requests, limits, per-container requests)."""
+    """(slim containers, slim init containers, requests, limits, per-container requests, resources as written)."""
     slim = tuple([{k: c[k] for k in CONTAINER_KEEP if k in c} for c in _list(spec.get(key)) if type(c) is dict]
                  if key in spec else None for key in ("containers", "initContainers"))
     overhead = spec.get("overhead")
 
     def make() -> tuple[Any, ...]:
-        return (*slim, *pod_resources(spec))
+        return (*slim, *pod_resources(spec), _resources_written(spec))
 
     key = _key((slim, overhead))
     return make() if key is None else _shapes.get(key, make)
 
 
-def _pod_tolerations(raw: Any) -> tuple[Any, tuple[Toleration, ...]]:
+def _resources_written(spec: Mapping[str, Any]) -> tuple[ContainerResources, ...]:
+    out = []
+    for section in ("initContainers", "containers"):
+        for c in _list(spec.get(section)):
+            if isinstance(c, Mapping):
+                res = _map(c.get("resources"))
+                out.append(ContainerResources(section, str(c.get("name", "?")), _map(res.get("requests")),
+                                              _map(res.get("limits"))))
+    return tuple(out)
+
+
+def _pod_tolerations(raw: Any) -> tuple[Any, tuple[Toleration, ...], tuple[Mapping[str, Any], ...]]:
+    """(the list as written, parsed, its entries as written)."""
+    def make() -> tuple[Any, tuple[Toleration, ...], tuple[Mapping[str, Any], ...]]:
+        return raw, tolerations(raw), tuple(t for t in _list(raw) if isinstance(t, Mapping))
+
     key = _key(raw) if type(raw) is list else None
     if key is None:
-        return raw, tolerations(raw)
-    return _tolerations.get(key, lambda: (raw, tolerations(raw)))
+        return make()
+    return _tolerations.get(key, make)
+
+
+def heaviest_preference(spec: Mapping[str, Any]) -> tuple[Requirement, ...]:
+    """The matchExpressions of the heaviest preferredDuringScheduling node affinity term."""
+    node_aff = _map(_map(spec.get("affinity")).get("nodeAffinity"))
+    preferred = node_aff.get("preferredDuringSchedulingIgnoredDuringExecution")
+    if not isinstance(preferred, list):
+        return ()
+    best: Mapping[str, Any] | None = None
+    for p in preferred:
+        if isinstance(p, Mapping) and (best is None or _weight(p) > _weight(best)):
+            best = p
+    pref = best.get("preference") if best is not None else None
+    exprs = pref.get("matchExpressions") if isinstance(pref, Mapping) else None
+    return tuple(Requirement(str(e.get("key", "")), str(e.get("operator", "")),
+                             tuple(str(v) for v in e.get("values") or ()))
+                 for e in exprs or () if isinstance(e, Mapping)) if isinstance(exprs, list) else ()
+
+
+def _weight(term: Mapping[str, Any]) -> int:
+    w = term.get("weight")
+    return w if isinstance(w, int) else 0
+
+
+def _scheduling_gates(raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, list):
+        return ()
+    return tuple(str(g.get("name", "")) if isinstance(g, Mapping) else str(g) for g in raw)
+
+
+def pod_claims(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[PodClaim, ...]:
+    """spec.resourceClaims, with the names status.resourceClaimStatuses gives claims made from a template."""
+    entries = _list(spec.get("resourceClaims"))
+    if not entries:
+        return ()
+    made = {str(_map(s).get("name")): str(_map(s).get("resourceClaimName") or "")
+            for s in _list(status.get("resourceClaimStatuses"))}
+    out = []
+    for e in entries:
+        e = _map(e)
+        name = str(e.get("name") or "")
+        direct = str(e.get("resourceClaimName") or "")
+        template = str(e.get("resourceClaimTemplateName") or "")
+        out.append(PodClaim(name, direct or made.get(name, ""), template))
+    return tuple(out)
 
 
 def _pick(d: Mapping[str, Any], keys: tuple[str, ...]) -> Obj:
@@ -602,15 +674,17 @@ def pod(raw: Obj) -> PackedPod:
         if key is not None:
             owners, owner_tuple = _owners.get(key, lambda: (owners, _owner_tuple(owners)))
             md["ownerReferences"] = owners
-    containers, init, reqs, lims, per = _pod_shape(spec)
-    tol_raw, tols = _pod_tolerations(spec.get("tolerations"))
+    containers, init, reqs, lims, per, written = _pod_shape(spec)
+    tol_raw, tols, tols_written = _pod_tolerations(spec.get("tolerations"))
     slim_spec = _pick(spec, POD_SPEC_KEEP)
     if "nodeSelector" in slim_spec:
         slim_spec["nodeSelector"] = _shared_strings(slim_spec["nodeSelector"])
     if tol_raw is not None:
         slim_spec["tolerations"] = tol_raw
+    preferred: tuple[Requirement, ...] = ()
     if "affinity" in spec and not spec.get("nodeName"):
         slim_spec["affinity"] = spec["affinity"]
+        preferred = heaviest_preference(spec)
     if containers is not None:
         slim_spec["containers"] = containers
     if init is not None:
@@ -634,6 +708,12 @@ def pod(raw: Obj) -> PackedPod:
         priority_class=_s(slim_spec.get("priorityClassName")),
         runtime_class=_s(slim_spec.get("runtimeClassName")),
         started=timestamp(status.get("startTime")),
+        resources_written=written,
+        preferred_affinity=preferred,
+        scheduling_gates=_scheduling_gates(slim_spec.get("schedulingGates")),
+        tolerations_written=tols_written,
+        claims=pod_claims(slim_spec, slim_status),
+        pod_ip=_s(slim_status.get("podIP")),
         # The packed tuple, not a Mapping: PackedPod's `obj` property unpacks it on read.
         obj=_pack(raw.get("apiVersion", "v1"), md, slim_spec, slim_status),  # type: ignore[arg-type]
     )
@@ -683,6 +763,9 @@ def nodeclaim(raw: Obj) -> NodeClaim:
         node_class=_s(_map(spec.get("nodeClassRef")).get("name")),
         conditions=conditions(status.get("conditions")),
         last_pod_event=timestamp(status.get("lastPodEventTime")),
+        image_id=str(status.get("imageID") or ""),
+        expire_after=str(spec.get("expireAfter") or ""),
+        termination_grace_period=str(spec.get("terminationGracePeriod") or ""),
         obj=obj,
     )
 
@@ -697,7 +780,7 @@ def nodepool(raw: Obj) -> NodePool:
     budgets = tuple(Budget(_s(b.get("nodes")) or "10%", tuple(_s(r) for r in _list(b.get("reasons"))),
                            _s(b.get("schedule")), _s(b.get("duration")))
                     for b in _list(disruption.get("budgets")) if isinstance(b, Mapping))
-    weight = spec.get("weight")
+    weight, replicas = spec.get("weight"), spec.get("replicas")
     return NodePool(
         meta=meta(obj),
         weight=weight if isinstance(weight, int) else 0,
@@ -714,6 +797,10 @@ def nodepool(raw: Obj) -> NodePool:
         budgets=budgets or (Budget("10%"),),
         expire_after=_s(tspec.get("expireAfter") or disruption.get("expireAfter")) or "720h",
         conditions=conditions(status.get("conditions")),
+        replicas=None if replicas is None else replicas if isinstance(replicas, int) else _int(replicas),
+        limits_spec=_map(spec.get("limits")),
+        template_spec=tspec,
+        disruption_spec=disruption,
         obj=obj,
     )
 
@@ -735,6 +822,10 @@ def nodeclass(raw: Obj) -> NodeClass:
         amis=maps(status.get("amis")),
         role=_s(spec.get("role")),
         instance_profile=_s(status.get("instanceProfile") or spec.get("instanceProfile")),
+        spec_instance_profile=str(spec.get("instanceProfile") or ""),
+        tags=_map(spec.get("tags")),
+        placement_group_selector=_map(spec.get("placementGroupSelector")),
+        capacity_reservation_terms=maps(spec.get("capacityReservationSelectorTerms")),
         conditions=conditions(status.get("conditions")),
         obj=obj,
     )
@@ -762,7 +853,12 @@ def pdb(raw: Obj) -> Pdb:
     spec, status = _map(obj.get("spec")), _map(obj.get("status"))
     allowed = status.get("disruptionsAllowed")
     return Pdb(meta=meta(obj), selector=_map(spec.get("selector")),
-               disruptions_allowed=allowed if isinstance(allowed, int) else None, obj=obj)
+               disruptions_allowed=allowed if isinstance(allowed, int) else None,
+               has_selector=spec.get("selector") is not None,
+               unhealthy_pod_eviction_policy=_s(spec.get("unhealthyPodEvictionPolicy")),
+               budget={k: spec[k] for k in ("minAvailable", "maxUnavailable") if k in spec},
+               health={k: status[k] for k in ("currentHealthy", "desiredHealthy", "expectedPods") if k in status},
+               obj=obj)
 
 
 def runtimeclass(obj: Obj) -> RuntimeClass:

@@ -54,11 +54,6 @@ def start_sim(tmp_path: Path, frozen: Callable[[str], None]) -> Iterator[Callabl
         sim.stop()
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "live_app(size=(120, 40), forbid=(), read_only=False): how the `live_app` fixture runs gputui")
-
-
 @dataclass(frozen=True, slots=True)
 class Live:
     """gputui running under Textual's `run_test` on a simulated cluster, settled on its first data."""

@@ -16,6 +16,8 @@ from gputui.sim.aws import DEMO_CREDENTIALS, LOW_IP_FREE, start_demo_aws
 from tests.aws.shapes import with_aws
 from tests.builders import snapshot
 
+pytestmark = pytest.mark.slow  # the demo's AWS (moto) end to end
+
 SCENARIOS = [s.name for s in list_scenarios()]
 
 

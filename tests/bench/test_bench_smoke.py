@@ -16,6 +16,8 @@ import pytest
 from gputui.dev.bench.report import markdown, render, summarize
 from gputui.dev.bench.runner import Bench, Options
 
+pytestmark = pytest.mark.slow  # a benchmark run end to end
+
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from gputui.bundle.read import open_bundle
 from gputui.sim.scenario import list_scenarios, load_scenario
 from tests.bundle.helpers import findings, manifest, members, run, served
 
+pytestmark = pytest.mark.slow  # every scenario written to a bundle and replayed
+
 SCENARIOS = [s.name for s in list_scenarios()]
 
 

@@ -58,6 +58,7 @@ def test_interrupted_write_leaves_nothing(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_export_exits_130_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out_dir = tmp_path / "out"
     out_dir.mkdir()
@@ -78,6 +79,7 @@ def test_ctrl_c_during_export_exits_130_and_writes_nothing(tmp_path: Path, monke
     assert list(out_dir.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_size_caps_are_stated(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                               monkeypatch: pytest.MonkeyPatch) -> None:
     small, tiny = tmp_path / "small.tar.gz", tmp_path / "tiny.tar.gz"

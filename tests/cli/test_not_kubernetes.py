@@ -35,6 +35,7 @@ def _kubeconfig(tmp_path: Path, server: str) -> Path:
     return kc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", [[], ["pod/ml/trainer-0"]])
 def test_a_login_page_is_unreachable_with_a_reason_not_a_crash(tmp_path: Path, target: list[str],
                                                                capsys: pytest.CaptureFixture[str]) -> None:

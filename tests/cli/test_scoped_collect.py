@@ -26,6 +26,8 @@ from gputui.output.json import report_json
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import list_scenarios, load_scenario
 
+pytestmark = pytest.mark.slow  # every scenario read scoped and whole
+
 SCENARIOS = [s.name for s in list_scenarios()]
 
 

@@ -22,6 +22,8 @@ from gputui.errors import ExitCode
 from gputui.sim.cluster import SimCluster
 from gputui.sim.scenario import list_scenarios, load_scenario
 
+pytestmark = pytest.mark.slow  # every target of every scenario against the whole-cluster report
+
 SCENARIOS = [s.name for s in list_scenarios()]
 BADNESS = {ExitCode.OK: 0, ExitCode.FINDINGS_WARNING: 1, ExitCode.FINDINGS_ERROR: 2}
 """Exit codes by how bad they are: 3 (an error) is worse than 4 (warnings, or not an all-clear)."""

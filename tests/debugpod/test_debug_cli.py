@@ -205,6 +205,7 @@ def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
         sim.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, phase, exit_code", [
     (signal.SIGINT, None, 130),          # while waiting for the pod to start
     (signal.SIGTERM, "Running", 143),    # while streaming the log of a hung nvidia-smi

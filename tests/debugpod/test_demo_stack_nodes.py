@@ -15,6 +15,8 @@ import pytest
 from gputui.cli.program import main
 from gputui.sim import SimCluster
 
+pytestmark = pytest.mark.slow  # debug pods on the demo's accelerator-stack nodes, end to end
+
 STACK_NODE = "ip-10-0-45-211.ec2.internal"
 
 

@@ -331,6 +331,7 @@ def test_runtime_hook_that_refuses_to_start_the_container_is_explained(fresh: Cl
     assert r.deleted is True and sh.gputui_pods(sim) == []
 
 
+@pytest.mark.slow
 def test_a_slow_start_is_not_blamed_on_the_gpus(fresh: Cluster) -> None:
     # Most of the time went to starting the pod (a slow pull): nvidia-smi had no time to hang.
     sim, api, _ = fresh

@@ -284,6 +284,7 @@ def test_scenario_warm_runs_equal_cold_runs_through_changes(name: str) -> None:
         c.assert_warm_equals_cold(after=what)
 
 
+@pytest.mark.slow
 def test_fleet_warm_runs_equal_cold_runs_through_random_changes() -> None:
     # Replicas of a workload share fits by shape: changing one pending replica must not leak to the others.
     now = datetime(2026, 8, 21, 12, 0, 0, tzinfo=timezone.utc)
@@ -307,6 +308,7 @@ def _bound_gpu_pod(o: Obj) -> bool:
     return bool(spec.get("nodeName")) and "nvidia.com/gpu" in str([c.get("resources") for c in spec.get("containers", [])])
 
 
+@pytest.mark.slow
 def test_fleet_warm_runs_equal_cold_runs_through_a_watch_burst() -> None:
     # What a watch burst does to the live cache: bound pods replaced in their slots (GPU pods finishing
     # and starting again, annotations coming and going). Per-node data carried across snapshots (idle

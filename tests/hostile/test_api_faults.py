@@ -19,6 +19,8 @@ import gputui.collect.reads
 from gputui.sim.cluster import SimCluster
 from tests.bundle.helpers import members, run, served
 
+pytestmark = pytest.mark.slow  # each API fault class on each source, end to end
+
 POD = "pod/ml/finetune-llama-70b-0-pvdg2"
 Fault = Callable[[SimCluster], None]
 

@@ -12,6 +12,8 @@ import gputui.collect.reads
 from gputui.dev.reliability.__main__ import ok, run_parts
 from gputui.dev.reliability.report import render
 
+pytestmark = pytest.mark.slow  # every hostile trial of the reliability suite, end to end
+
 
 def test_every_hostile_trial_holds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gputui.collect.reads, "RETRY_WAITS", (0.01, 0.02))

@@ -10,12 +10,15 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
+
 from gputui.dev.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from tests.tui.conftest import table_column
 from tests.tui.test_navigation import wait_for
 
 
+@pytest.mark.slow
 async def test_a_node_gone_after_a_restart_leaves_the_nodes_table(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from tests.tui.conftest import reference_now
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from diagnostics import ObjectRef, Report, Severity, run
@@ -18,6 +19,8 @@ from gputui.sim.prometheus import start_demo_prometheus
 from tests.builders import snapshot
 from tests.prometheus.conftest import require_prometheus
 from tests.prometheus.datasets import BROKEN, CLUSTER, SICK
+
+pytestmark = pytest.mark.slow  # the demo's real Prometheus end to end
 
 METRIC_CHECKS = ["gpu-xid-errors", "gpu-idle", "karpenter-provisioning-failures", "nodepool-near-gpu-limit",
                  "gpu-rma-candidate"]

@@ -11,6 +11,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 import yaml
 
 from diagnostics import run
@@ -22,6 +23,8 @@ from tests.builders import snapshot
 from tests.prometheus.conftest import require_prometheus
 from tests.prometheus.datasets import CLUSTER
 from tests.prometheus.test_demo import ICE_EVENT, METRIC_CHECKS
+
+pytestmark = pytest.mark.slow  # a real Prometheus with the demo's history, asked hours apart
 
 
 def test_the_demo_tells_the_same_story_hours_after_it_started(tmp_path: Path) -> None:

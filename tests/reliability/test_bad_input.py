@@ -17,6 +17,8 @@ from gputui.debugpod.nvidia_smi import parse, to_json
 from gputui.debugpod.result import result_from_text
 from gputui.dev.reliability import bad_input, strategies
 
+pytestmark = pytest.mark.slow  # the reliability suite: faults injected end to end (README "Reliability")
+
 PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 
 

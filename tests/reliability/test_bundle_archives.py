@@ -16,7 +16,8 @@ from gputui.errors import ExitCode
 from tests.bundle.helpers import run
 from tests.bundle.test_reader_safety import CASES, ESCAPE, good_bundle  # noqa: F401 - fixture
 
-pytestmark = pytest.mark.usefixtures("good_bundle")
+# slow: the reliability suite, faults injected end to end (README "Reliability")
+pytestmark = [pytest.mark.usefixtures("good_bundle"), pytest.mark.slow]
 
 
 @pytest.mark.parametrize("case", list(CASES))

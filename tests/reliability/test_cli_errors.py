@@ -17,6 +17,8 @@ from gputui.errors import ExitCode
 from gputui.dev.reliability.cli_matrix import CASES, MEANINGS, CliCase, CliWorld, exit_code_table, run_case
 from gputui.sim.cluster import SimCluster
 
+pytestmark = pytest.mark.slow  # the reliability suite: faults injected end to end (README "Reliability")
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from gputui.dev.reliability import debug_safety as ds
 
+pytestmark = pytest.mark.slow  # the reliability suite: faults injected end to end (README "Reliability")
+
 COVERED_ELSEWHERE = {("sigint", "Pending"), ("sigterm", "Running")}
 CASES = [c for c in ds.CASES if (c[1], c[2]) not in COVERED_ELSEWHERE]
 

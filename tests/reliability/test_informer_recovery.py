@@ -18,6 +18,8 @@ from gputui.collect.live import LiveSession
 from gputui.dev.reliability.injector import RecordingFaults, install
 from gputui.sim.cluster import SimCluster
 
+pytestmark = pytest.mark.slow  # the reliability suite: faults injected end to end (README "Reliability")
+
 Session = tuple[SimCluster, LiveSession, RecordingFaults]
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from gputui.dev.reliability.optional_sources import OptionalCase, optional_source_matrix
 
+pytestmark = pytest.mark.slow  # the reliability suite: faults injected end to end (README "Reliability")
+
 PROMETHEUS_CHECKS = {"nodepool-near-gpu-limit", "gpu-idle", "karpenter-provisioning-failures", "gpu-xid-errors",
                      "gpu-ecc-errors", "gpu-row-remap-failure", "gpu-pcie-replays", "gpu-temperature",
                      "gpu-rma-candidate"}

@@ -15,6 +15,8 @@ from gputui.dev.reliability import permissions as pm
 from gputui.dev.reliability import rbac_check as rc
 from gputui.sim.cluster import SimCluster
 
+pytestmark = pytest.mark.slow  # the reliability suite: faults injected end to end (README "Reliability")
+
 CASES = pm.cases()
 
 

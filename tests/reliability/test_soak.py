@@ -18,6 +18,8 @@ from gputui.dev.reliability.injector import Fault
 from gputui.dev.reliability.soak import Soak, SoakConfig
 from gputui.sim.cluster import SimCluster
 
+pytestmark = pytest.mark.slow  # the reliability suite: faults injected end to end (README "Reliability")
+
 
 def test_seeded_soak_ends_with_the_cache_equal_to_the_server() -> None:
     started = time.monotonic()

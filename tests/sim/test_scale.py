@@ -8,8 +8,11 @@ import time
 import urllib.parse
 
 import orjson
+import pytest
 
 from gputui.sim import SimCluster
+
+pytestmark = pytest.mark.slow  # tens of thousands of pods through the simulator
 
 
 def _pods(n: int) -> list[dict]:

@@ -97,6 +97,7 @@ def test_list_scenarios_reads_headers(tmp_path: Path) -> None:
     assert "small" in [s.name for s in list_scenarios(DATA)]
 
 
+@pytest.mark.slow
 def test_every_shipped_scenario_loads_and_fits_the_official_models() -> None:
     """Scenario authors' safety net: kubernetes 37's pydantic models reject incomplete objects."""
     for summary in list_scenarios():

@@ -48,6 +48,7 @@ def page(items: list[dict[str, Any]]) -> bytes:
                          "metadata": {"resourceVersion": "7", "continue": "abc"}, "items": items})
 
 
+@pytest.mark.slow
 def test_every_pod_record_is_the_one_a_full_parse_gives() -> None:
     pods = all_pods()
     assert len(pods) > 500

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from textual.pilot import Pilot
 
@@ -37,6 +38,7 @@ async def _debug(pilot: Pilot[object], app: GputuiApp, node: str) -> tuple[int, 
     return result.exit_code, console.export_text()
 
 
+@pytest.mark.slow
 async def test_debug_screen_and_gt801_agree_on_the_lost_gpu(start_sim: StartSim) -> None:
     _sim, kubeconfig = start_sim("incident")
     app = build_app(kubeconfig, title="test")

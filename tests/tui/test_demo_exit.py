@@ -19,6 +19,8 @@ import pytest
 
 from tests.prometheus.conftest import require_prometheus
 
+pytestmark = pytest.mark.slow  # `gputui demo` started and stopped as a process, once per way to leave
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

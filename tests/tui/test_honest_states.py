@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from gputui.dev.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from gputui.tui.widgets.status_line import StatusLine
@@ -33,6 +35,7 @@ async def test_an_unreachable_api_server_turns_the_header_red_and_claims_nothing
         assert app.screen.has_class("-sight-bad")
 
 
+@pytest.mark.slow
 async def test_badges_come_from_the_objects_own_state(start_sim: StartSim) -> None:
     """The crash-looping device plugin pod (the root cause), a stuck NodeClaim and a NodePool whose
     Ready is False are never "✓ ok", on their own page or in a Related table."""
@@ -62,6 +65,7 @@ async def test_badges_come_from_the_objects_own_state(start_sim: StartSim) -> No
         assert "✓ ok" not in head and "✗" in head, head
 
 
+@pytest.mark.slow
 async def test_a_node_that_does_not_exist_says_so_and_offers_no_debug_pod(start_sim: StartSim) -> None:
     _sim, kubeconfig = start_sim()
     app = build_app(kubeconfig, title="test")
@@ -98,6 +102,7 @@ def assert_shown_not_interpreted(text: str) -> None:
     assert "[bold]boom[/bold] [red] In [a, b] \\x1b]0;pwned\\x07\\x1b[2J end" in text, text
 
 
+@pytest.mark.slow
 async def test_cluster_text_is_shown_literally_in_every_view(start_sim: StartSim) -> None:
     from diagnostics.model import ObjectRef
 
@@ -182,6 +187,7 @@ async def test_a_namespace_limited_user_sees_its_namespace_and_is_told_what_it_c
         assert "Recent events (0)" not in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_a_prometheus_that_stops_answering_turns_stale_in_yellow(start_sim: StartSim, tmp_path: Path) -> None:
     """The metric checks read old facts (or none): the dot, the header and a banner say so."""
     from gputui.kube.api import Api, load

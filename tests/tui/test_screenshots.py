@@ -19,6 +19,8 @@ from gputui.sim.cluster import SimCluster
 from tests.prometheus.conftest import require_prometheus
 from tests.tui.conftest import screen_text
 
+pytestmark = pytest.mark.slow  # the whole demo (cluster, Prometheus, moto) for every README shot
+
 _TEXT = re.compile(r'<text[^>]*?x="([\d.]+)"[^>]*clip-path="url\(#terminal-(?:\d+-)?line-(\d+)\)"[^>]*>(.*?)</text>',
                    re.DOTALL)
 

@@ -18,6 +18,8 @@ from gputui.dev.pinned_checks import PINNED_CHECKS
 from gputui.dev.screenshots import SHOTS, Shot, build_app, play
 from gputui.sim.cluster import SimCluster
 
+pytestmark = pytest.mark.slow  # every screen of the demo scenarios, rendered and compared
+
 OTHER_SCENARIOS = ("healthy", "gpu-not-advertised", "subnets-not-found")
 """The incident shots already show spot shortage, an untolerated taint and blocked consolidation."""
 EXTRA = (

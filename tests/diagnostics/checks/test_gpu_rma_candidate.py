@@ -12,6 +12,8 @@ from tests.prometheus.conftest import diagnose, facts, prometheus  # noqa: F401 
 from tests.prometheus.week import (APP, CHURN, CLUSTER, GAP, MIG, NEW_HOST, OLD_HOST, ONCE, REMAP, REPEAT, ROWS,
                                   NVLINK5, PAGES, RESET_JOB, ROWS_JOBS, SHARED_UUID)
 
+pytestmark = pytest.mark.slow  # a real Prometheus holding a week of DCGM history
+
 
 def _findings(diagnose: Callable[..., Report]) -> dict[str, object]:
     (result,) = diagnose("gpu-rma-candidate", "week", CLUSTER).results

@@ -200,6 +200,7 @@ class Provider(Generic[P, T]):
     def __init__(self, fn: Callable[Concatenate[Snapshot, P], T], reads: tuple[str, ...]) -> None:
         self.fn = fn
         self.declared = _Declared(_name(fn), reads)
+        self._values: Generations[T] = Generations()
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
 
@@ -211,7 +212,7 @@ class Provider(Generic[P, T]):
         snap = _real(snap, self.declared)
         slot: object = key if key else None
         inputs = self.declared.tokens(snap)
-        gen: Generations[T] = _generations(self)
+        gen = self._values
         found, value = gen.lookup(snap.index, slot, inputs)
         if found:
             return value  # type: ignore[return-value]
@@ -246,6 +247,7 @@ class PerNode(Generic[Item, T]):
         self.fn, self.extra, self.patch = fn, extra, patch
         self.declared = _Declared(_name(fn), reads)
         self._fixed = _Declared(_name(fn), tuple(r for r in reads if r not in ("pods", "pending")))
+        self._values: PerItem[Item, str, T] = PerItem()
         self.__doc__ = fn.__doc__
 
     def __call__(self, snap: Snapshot, key: Hashable, items: Sequence[Item]) -> list[T]:
@@ -277,8 +279,7 @@ class PerNode(Generic[Item, T]):
                 return patch(view, item, by_node.get(node_of(item).name, ()),
                              cast("Sequence[Pod]", earlier[at]), was)
 
-        state = _per_item(self)
-        return state.values(key, items, self._fixed.tokens(snap), by_node, name_of, idx.nodes_with_changed_pods,
+        return self._values.values(key, items, self._fixed.tokens(snap), by_node, name_of, idx.nodes_with_changed_pods,
                             inputs_of, compute, fix)
 
 
@@ -327,34 +328,19 @@ class Derived(Generic[P, T]):
 
     def __init__(self, fn: Callable[P, T]) -> None:
         self.fn = fn
+        self._values: Generations[T] = Generations()
         self.__doc__ = fn.__doc__
 
     def __call__(self, snap: Snapshot, /, *objects: P.args, **kwargs: P.kwargs) -> T:
         """`snap` only dates the request (values nobody asked for in two snapshots are dropped)."""
-        gen: Generations[T] = _generations(self)
         index = (snap._snap if isinstance(snap, SnapshotView) else snap).index
         key = tuple(map(id, objects)) if len(objects) != 1 else id(objects[0])
-        return gen.get(index, key, objects, lambda: self.fn(*objects, **kwargs))
+        found, value = self._values.lookup(index, key, objects)
+        if found:
+            return value  # type: ignore[return-value]
+        return self._values.store(key, objects, self.fn(*objects, **kwargs))
 
 
 def derived(fn: Callable[P, T]) -> Derived[P, T]:
     """Declare data derived from its arguments alone (objects, compared by identity; see the module docstring)."""
     return Derived(fn)
-
-
-_GENERATIONS: dict[Derived[Any, Any] | Provider[Any, Any], Generations[Any]] = {}
-_PER_ITEM: dict[PerNode[Any, Any], PerItem[Any, str, Any]] = {}
-
-
-def _generations(d: Derived[Any, T] | Provider[Any, T]) -> Generations[T]:
-    gen = _GENERATIONS.get(d)
-    if gen is None:
-        gen = _GENERATIONS.setdefault(d, Generations())
-    return gen
-
-
-def _per_item(p: PerNode[Item, T]) -> PerItem[Item, str, T]:
-    state = _PER_ITEM.get(p)
-    if state is None:
-        state = _PER_ITEM.setdefault(p, PerItem())
-    return state

@@ -218,6 +218,39 @@ def test_per_snapshot_values_follow_the_snapshot_and_cannot_be_carried() -> None
         _carried_reads_the_clock_through_another(snap)
 
 
+WARMING_NODE = """
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-1, labels: {karpenter.sh/nodepool: gpu}}
+spec:
+  taints: [{key: node.example.com/gpu-warmup, value: "true", effect: NoSchedule}]
+status:
+  allocatable: {nvidia.com/gpu: "8", cpu: "32", memory: 128Gi, pods: "58"}
+  capacity: {nvidia.com/gpu: "8", cpu: "32", memory: 128Gi, pods: "58"}
+  conditions: [{type: Ready, status: "True", reason: KubeletReady}]
+"""
+
+
+def test_node_fits_follow_a_nodepool_change_when_nodes_and_pods_stay() -> None:
+    # A node verdict reads the node's NodePool (its startupTaints: a node still warming up is no candidate).
+    # Declaring that read makes a NodePool change reach the shape's node fits even though nodes and pods are
+    # the same records; they used to be kept on nodes and pods alone.
+    from diagnostics.facts.pod_fit import fit
+    from tests.diagnostics.pending_objects import GPU_POOL, NODECLASS, pod
+
+    snap = snapshot(GPU_POOL, NODECLASS, WARMING_NODE, pod())
+    pending = snap.index.pending[0]
+    assert fit(snap, pending).nodes == ()  # its taint is a startup taint of the pool: still initializing
+    no_startup = GPU_POOL.replace("      startupTaints:\n      - {key: node.example.com/gpu-warmup, value: \"true\", "
+                                  "effect: NoSchedule}\n", "")
+    assert no_startup != GPU_POOL
+    changed = replace(snap, nodepools=snapshot(no_startup).nodepools)
+    warm = fit(changed, pending).nodes
+    forget()
+    assert warm == fit(replace(changed), pending).nodes  # a new snapshot: nothing kept from the warm run
+    assert [n.node.name for n in warm] == ["gpu-1"] and warm[0].kinds == {"taint"}
+
+
 # --- the guardrail: checks reach caches only through the seam ---------------------------------------
 
 CACHE_MODULES = {"diagnostics.carry", "diagnostics.snapshot_memo", "diagnostics.index_parts"}

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gputui.debugpod.health import HealthFlag
-from gputui.debugpod.nvidia_smi import GpuReport
+from gputui.debugpod.nvidia_smi.report import GpuReport
 
 __all__ = [
     "DebugFailure",

@@ -7,17 +7,8 @@ from typing import Literal
 
 from diagnostics.facts.xid import lookup as xid_lookup
 from gputui.debugpod.capture import EXIT_MEANINGS
-from gputui.debugpod.nvidia_smi import (
-    ERROR_CELLS,
-    GpuReport,
-    GpuRow,
-    KernelXid,
-    SmiFailure,
-    has_value,
-    is_failed_cell,
-    normalize_bus_id,
-    printed,
-)
+from gputui.debugpod.nvidia_smi.cells import ERROR_CELLS, has_value, is_failed_cell, normalize_bus_id, printed
+from gputui.debugpod.nvidia_smi.report import GpuReport, GpuRow, KernelXid, SmiFailure
 
 __all__ = ["ASPECTS", "HealthFlag", "Severity", "coverage_flags", "health_flags", "not_shown"]
 

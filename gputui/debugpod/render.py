@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Protocol
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -13,8 +14,7 @@ from rich.text import Text
 from gputui.debugpod.capture import EXIT_MEANINGS
 from gputui.debugpod.failures import DebugFailure
 from gputui.debugpod.health import HealthFlag
-from gputui.debugpod.nvidia_smi import GpuReport, GpuRow
-from gputui.debugpod.result import DebugResult
+from gputui.debugpod.nvidia_smi.report import GpuReport, GpuRow
 from gputui.output.sanitize import visible
 
 __all__ = ["display_line", "render_failure", "render_flags", "render_report", "render_result"]
@@ -233,7 +233,33 @@ def render_failure(failure: DebugFailure) -> RenderableType:
     return Group(*parts)
 
 
-def render_result(result: DebugResult) -> RenderableType:
+class RenderedResult(Protocol):
+    """What `render_result` reads of a `gputui.debugpod.result.DebugResult`. A protocol, not an import: the
+    result's own `render()` imports this module, and the two must not import each other."""
+
+    @property
+    def node(self) -> str: ...
+    @property
+    def namespace(self) -> str | None: ...
+    @property
+    def pod(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def report(self) -> GpuReport | None: ...
+    @property
+    def failure(self) -> DebugFailure | None: ...
+    @property
+    def flags(self) -> tuple[HealthFlag, ...]: ...
+    @property
+    def expected_gpus(self) -> int | None: ...
+    @property
+    def deleted(self) -> bool | None: ...
+    @property
+    def healthy(self) -> bool: ...
+
+
+def render_result(result: RenderedResult) -> RenderableType:
     parts: list[RenderableType] = []
     where = f" via pod {result.namespace}/{result.pod}" if result.pod else ""
     title = f"node {result.node}{where}" if result.node else visible(result.source)

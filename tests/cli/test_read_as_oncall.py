@@ -94,6 +94,7 @@ def test_a_log_tail_shows_its_last_lines_not_its_head(module_tmp: Path, capsys: 
     assert "\\n" not in lines[at] and "more characters" not in lines[at]
 
 
+@pytest.mark.slow
 def test_a_reopened_bundle_names_the_plugins_logged_cause_as_live(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     # incident's p5 ip-10-0-31-203: live, GT201 ends with the plugin log's "Failed to initialize NVML: Driver Not

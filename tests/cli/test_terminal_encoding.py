@@ -21,6 +21,7 @@ def test_a_non_utf8_terminal_gets_replacements(encoding: str) -> None:
     assert b"GT702 gpu-idle (warning)" in proc.stdout and b"internal error" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_is_not_an_internal_error(tmp_path: Path) -> None:
     from gputui.sim.cluster import SimCluster
 

@@ -94,6 +94,7 @@ def test_a_cluster_without_karpenter_or_prometheus_can_still_be_all_clear(
     assert code == ExitCode.OK and "not an all-clear" not in out.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["throttle", "502"])
 def test_a_throttled_or_proxied_list_is_retried(sim, fault: str,  # type: ignore[no-untyped-def]
                                                 capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,6 +39,7 @@ def test_one_line_usage_errors(argv: list[str], needle: str, capsys: pytest.Capt
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_unreadable_kubeconfig_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "config"
     bad.write_text("this: [is not: a kubeconfig")
@@ -48,6 +49,7 @@ def test_unreadable_kubeconfig_is_one_line(tmp_path: Path) -> None:
     assert len(res.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_unknown_context(tmp_path: Path) -> None:
     cfg = tmp_path / "config"
     cfg.write_text("""apiVersion: v1

@@ -205,6 +205,7 @@ def test_failure_states_are_explained(cluster: Cluster, node: str, code: str, ex
     assert status[-1].startswith("deleted pod default/gputui-debug-")
 
 
+@pytest.mark.slow
 def test_hung_nvidia_smi_times_out_with_a_reason(cluster: Cluster) -> None:
     sim, api, _ = cluster
     started = time.monotonic()

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from diagnostics.snapshot import SourceState
 from gputui.kube.api import Api, load
 from gputui.collect.live import LiveSession
@@ -77,6 +79,7 @@ def test_a_bookmark_older_than_the_version_held_means_relist() -> None:
     assert not _went_back("", "300") and not _went_back("abc", "12") and not _went_back("5", None)
 
 
+@pytest.mark.slow
 def test_a_source_answering_html_is_unreachable_in_the_live_cache_not_live(tmp_path: Path) -> None:
     """A proxy's login page on every nodes request (list and watch): the source says so, backs off, and
     the other sources stay ok; never "ok" with nothing behind it, never a hot loop of requests."""
@@ -96,6 +99,7 @@ def test_a_source_answering_html_is_unreachable_in_the_live_cache_not_live(tmp_p
             session.stop()
 
 
+@pytest.mark.slow
 def test_a_watch_answering_html_is_not_live(tmp_path: Path) -> None:
     """The list works, every watch gets a login page: the cache keeps the listed nodes but says they are
     stale, and the informer backs off instead of re-watching in a loop."""

@@ -88,6 +88,7 @@ def test_injected_500_then_recovery(sim: SimCluster, core: client.CoreV1Api) -> 
     assert core.list_node().items
 
 
+@pytest.mark.slow
 def test_throttling_sends_retry_after(sim: SimCluster, core: client.CoreV1Api) -> None:
     sim.throttle(1, retry_after=1)
     with pytest.raises(urllib.error.HTTPError) as err:

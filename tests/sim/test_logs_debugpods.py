@@ -77,6 +77,7 @@ def test_follow_streams_new_lines_and_ends_with_the_pod(sim: SimCluster, core: c
     assert len(lines) == 3 and lines[-1] == '{"level":"INFO","message":"new line"}'
 
 
+@pytest.mark.slow
 def test_debug_pod_runs_to_completion_with_watch_events(sim: SimCluster, core: client.CoreV1Api) -> None:
     rv = core.list_namespaced_pod("default").metadata.resource_version
     core.create_namespaced_pod("default", _debug_pod("gputui-debug-ok", "ip-10-0-40-2.ec2.internal"))
@@ -102,6 +103,7 @@ def test_debug_pod_fails_with_the_nodes_exit_code(sim: SimCluster, core: client.
     assert "couldn't communicate with the NVIDIA driver" in core.read_namespaced_pod_log("dbg-broken", "default")
 
 
+@pytest.mark.slow
 def test_debug_pod_image_pull_backoff_then_deadline(sim: SimCluster, core: client.CoreV1Api) -> None:
     core.create_namespaced_pod("default", _debug_pod("dbg-pull", "ip-10-0-99-1.ec2.internal",
                                                      activeDeadlineSeconds=1))
@@ -136,6 +138,7 @@ def test_debug_pod_unschedulable_and_missing_node(sim: SimCluster, core: client.
     assert sim.get("pods", "dbg-ghost", "default")["status"]["phase"] == "Pending"
 
 
+@pytest.mark.slow
 def test_hanging_nvidia_smi_is_killed_by_the_deadline(sim: SimCluster, core: client.CoreV1Api) -> None:
     core.create_namespaced_pod("default", _debug_pod("dbg-hang", "ip-10-0-55-5.ec2.internal",
                                                      activeDeadlineSeconds=1))

@@ -108,6 +108,7 @@ def _names(items: list[Any]) -> list[str]:
     return sorted(i.metadata.name for i in items)
 
 
+@pytest.mark.slow
 def test_too_old_resource_version_raises_410(tmp_path: Path) -> None:
     with SimCluster(SMALL, history_size=5) as sim:
         core = client.CoreV1Api(config.new_client_from_config(str(sim.write_kubeconfig(tmp_path / "kc"))))
@@ -130,6 +131,7 @@ def test_too_old_resource_version_raises_410(tmp_path: Path) -> None:
         assert _collect(watch.Watch(), core.list_node, 1, resource_version=rv, timeout_seconds=1) == []
 
 
+@pytest.mark.slow
 def test_bookmarks_and_timeout(sim: SimCluster, core: client.CoreV1Api) -> None:
     w = watch.Watch()
     rv = core.list_node().metadata.resource_version
@@ -192,6 +194,7 @@ def test_watch_cut_mid_event_surfaces_as_an_error(sim: SimCluster, core: client.
     assert not isinstance(err.value, ApiException)  # a broken connection (urllib3 ProtocolError), not a Status
 
 
+@pytest.mark.slow
 def test_forced_expiry_and_restart(sim: SimCluster, core: client.CoreV1Api) -> None:
     rv = core.list_node().metadata.resource_version
     sim.expire_next_watch("nodes")

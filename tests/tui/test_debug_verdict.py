@@ -18,6 +18,8 @@ from gputui.tui.app import GputuiApp
 from gputui.tui.screens.debug import DebugScreen
 from tests.tui.test_navigation import wait_for
 
+pytestmark = pytest.mark.slow  # debug pods run from the TUI on the incident scenario
+
 StartSim = Callable[..., tuple[SimCluster, Path]]
 XID_NODE = "ip-10-0-30-117.ec2.internal"
 
@@ -38,7 +40,6 @@ async def _debug(pilot: Pilot[object], app: GputuiApp, node: str) -> tuple[int, 
     return result.exit_code, console.export_text()
 
 
-@pytest.mark.slow
 async def test_debug_screen_and_gt801_agree_on_the_lost_gpu(start_sim: StartSim) -> None:
     _sim, kubeconfig = start_sim("incident")
     app = build_app(kubeconfig, title="test")

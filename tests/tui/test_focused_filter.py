@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from gputui.collect.live import LiveSession
 from gputui.kube.api import Api, load
 from gputui.sim.cluster import SimCluster
@@ -13,6 +15,8 @@ from gputui.tui.app import GputuiApp
 from gputui.tui.screens.overview import CATCH_UP_S
 from gputui.tui.widgets.keyed_table import KeyedTable
 from tests.tui.test_navigation import wait_for
+
+pytestmark = pytest.mark.slow  # a pilot test on a simulated cluster, timing the filter's catch-up
 
 StartSim = Callable[..., tuple[SimCluster, Path]]
 

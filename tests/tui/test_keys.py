@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 from textual import events
 
@@ -21,6 +22,8 @@ from gputui.tui.widgets.keyed_table import KeyedTable
 from textual.widgets import Log
 from tests.tui.conftest import screen_text, table_column
 from tests.tui.test_navigation import wait_for
+
+pytestmark = pytest.mark.slow  # pilot tests of the key bindings, each on its own simulated cluster
 
 StartSim = Callable[..., tuple[SimCluster, Path]]
 DEAD = "ip-10-0-31-203.ec2.internal"

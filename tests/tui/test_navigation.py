@@ -94,6 +94,7 @@ async def test_first_screen_shows_why_the_pod_is_pending_and_which_node_has_no_g
     assert "✗ gpu-not-advertised" in text
 
 
+@pytest.mark.slow
 async def test_every_screen_is_reachable_and_esc_goes_back(live_app: Live) -> None:
     app, pilot = live_app.app, live_app.pilot
     assert app.report is not None
@@ -158,6 +159,7 @@ async def test_every_screen_is_reachable_and_esc_goes_back(live_app: Live) -> No
     await wait_for(pilot, lambda: any("Diagnostics re-run" in str(n.message) for n in app.toasts))
 
 
+@pytest.mark.slow
 async def test_filter_by_text_and_by_label(live_app: Live) -> None:
     app, pilot, sim = live_app.app, live_app.pilot, live_app.sim
     sim.apply(NEW_NODE)  # at least two GPU nodes, whatever the scenario
@@ -184,6 +186,7 @@ async def test_filter_by_text_and_by_label(live_app: Live) -> None:
     assert table_column(app, "nodes", "NAME") == ["(none)"]
 
 
+@pytest.mark.slow
 async def test_drill_down_pod_to_nodeclaim_to_node_to_nodepool_by_keys_and_mouse(live_app: Live) -> None:
     app, pilot = live_app.app, live_app.pilot
     assert app.snapshot is not None
@@ -219,6 +222,7 @@ async def test_drill_down_pod_to_nodeclaim_to_node_to_nodepool_by_keys_and_mouse
     assert isinstance(app.screen, NodeScreen) and app.screen.ref == second
 
 
+@pytest.mark.slow
 async def test_live_changes_in_the_cluster_appear_on_screen(live_app: Live) -> None:
     app, pilot, sim = live_app.app, live_app.pilot, live_app.sim
     assert app.snapshot is not None
@@ -239,6 +243,7 @@ async def test_live_changes_in_the_cluster_appear_on_screen(live_app: Live) -> N
     await wait_for(pilot, lambda: key not in app.screen.query_one("#pods", KeyedTable).keys())
 
 
+@pytest.mark.slow
 async def test_changes_a_slow_frame_made_a_poll_skip_go_out_when_it_is_painted(live_app: Live) -> None:
     app, pilot, sim = live_app.app, live_app.pilot, live_app.sim
     assert app.session is not None
@@ -257,6 +262,7 @@ async def test_changes_a_slow_frame_made_a_poll_skip_go_out_when_it_is_painted(l
     await wait_for(pilot, lambda: name in nodes_table.keys(), timeout=5)
 
 
+@pytest.mark.slow
 async def test_refresh_pauses_while_a_modal_is_open(live_app: Live) -> None:
     app, pilot, sim = live_app.app, live_app.pilot, live_app.sim
     shown = app.data_version
@@ -273,6 +279,7 @@ async def test_refresh_pauses_while_a_modal_is_open(live_app: Live) -> None:
                    app.screen.query_one("#nodes", KeyedTable).keys())
 
 
+@pytest.mark.slow
 @pytest.mark.live_app(size=(160, 40), forbid=("nodeclaims.karpenter.sh",))
 async def test_forbidden_source_shows_its_status_instead_of_crashing(live_app: Live) -> None:
     app, pilot = live_app.app, live_app.pilot
@@ -289,6 +296,7 @@ async def test_forbidden_source_shows_its_status_instead_of_crashing(live_app: L
     assert any("nodeclaims: forbidden" in r for r in reasons)
 
 
+@pytest.mark.slow
 @pytest.mark.live_app(read_only=True)
 async def test_read_only_refuses_the_debug_pod(live_app: Live) -> None:
     app, pilot, sim = live_app.app, live_app.pilot, live_app.sim
@@ -304,6 +312,7 @@ async def test_read_only_refuses_the_debug_pod(live_app: Live) -> None:
                 if (p["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by") == "gputui"]
 
 
+@pytest.mark.slow
 async def test_debug_pod_asks_first_then_runs_and_cleans_up(live_app: Live) -> None:
     app, pilot, sim = live_app.app, live_app.pilot, live_app.sim
     table = app.screen.query_one("#nodes", KeyedTable)
@@ -360,6 +369,7 @@ async def test_a_bundle_opens_offline_with_its_time_in_the_status_line() -> None
         assert "Debug pod" not in screen_text(app).splitlines()[-1]
 
 
+@pytest.mark.slow
 async def test_export_writes_a_bundle_that_reopens_offline(live_app: Live, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from gputui.bundle.read import open_bundle
@@ -377,6 +387,7 @@ async def test_export_writes_a_bundle_that_reopens_offline(live_app: Live, tmp_p
         assert "✗ gpu-not-advertised" in text  # the same diagnosis, replayed from the file
 
 
+@pytest.mark.slow
 @pytest.mark.live_app(size=(160, 40))
 async def test_a_failing_source_goes_stale_and_keeps_its_rows(live_app: Live) -> None:
     app, pilot, sim = live_app.app, live_app.pilot, live_app.sim
@@ -400,6 +411,7 @@ def deliver_frame_again(app: GputuiApp) -> None:
     app.on_snapshot_ready(SnapshotReady(frame.snapshot, frame.report, frame.version, True, "", frame))
 
 
+@pytest.mark.slow
 async def test_a_frame_that_lands_before_a_new_screen_is_composed_waits_for_its_mount(live_app: Live) -> None:
     """Frames come from a worker thread at any moment, also between a screen's push and the end of
     its compose (on a loaded machine, the very first frame did): the screen catches up on mount."""
@@ -413,6 +425,7 @@ async def test_a_frame_that_lands_before_a_new_screen_is_composed_waits_for_its_
     assert "Diagnostics re-run" in "".join(str(n.message) for n in app.toasts)
 
 
+@pytest.mark.slow
 async def test_a_frame_that_lands_while_a_screen_is_torn_down_is_dropped(live_app: Live) -> None:
     """A frame can also land while a screen's widgets are being removed (leaving it, quitting)."""
     app, pilot = live_app.app, live_app.pilot

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from diagnostics.carry import CARRIED
 from diagnostics.facts.matching import node_matches
 from diagnostics.facts.messages import parse_nominated
 from diagnostics.model import CheckResult, CheckStatus, Finding, Impact, ObjectRef, Report, Severity
@@ -26,9 +25,10 @@ from diagnostics.facts.pending import Triage, karpenter_rejected, triage
 from diagnostics.facts.pod_events import PodScheduling
 from diagnostics.facts.pod_fit import BLOCKING_EFFECTS, LIMIT, NOT_READY, fit, is_lifecycle_taint, scheduling_gates
 from diagnostics.facts.pool_accelerators import FAMILIES, accelerators_for, base_resource
+from diagnostics.facts.pod_shape import Shape
+from diagnostics.facts.provider import facts, per_snapshot
 from diagnostics.records import Node, NodeClaim, Pod, accelerator_total, accelerators, tolerates_all
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import memoized
 from diagnostics.wording import counted
 
 SAME_CAUSE: Mapping[str, str] = {
@@ -281,11 +281,26 @@ def prefiltered(sched: PodScheduling) -> bool:
 
 def _nodes_only(snap: Snapshot, base: Candidates) -> Candidates:
     """`base` without what Karpenter would launch (one object per `base`, so pods sharing it stay one group)."""
-    memo: dict[int, Candidates] = memoized(snap, "relation-nodes-only", dict)
+    memo = _nodes_only_memo(snap)
     found = memo.get(id(base))
     if found is None:
         found = memo[id(base)] = Candidates(nodes=base.nodes)
     return found
+
+
+@per_snapshot
+def _nodes_only_memo(snap: Snapshot) -> dict[int, Candidates]:
+    return {}
+
+
+@per_snapshot
+def _shared_memo(snap: Snapshot) -> dict[object, Candidates]:
+    return {}
+
+
+@per_snapshot
+def _admitting_memo(snap: Snapshot) -> dict[Shape, frozenset[str]]:
+    return {}
 
 
 def _classes(snap: Snapshot, pools: Iterable[str]) -> frozenset[str]:
@@ -296,7 +311,7 @@ def _classes(snap: Snapshot, pools: Iterable[str]) -> frozenset[str]:
 def _shared_candidates(snap: Snapshot, t: Triage) -> Candidates:
     """The candidates every pod of the pod's shape (and PodFit) shares: one object for all of them."""
     pf = fit(snap, t.pod, t.shape) if snap.status("nodepools").state.usable else None
-    memo: dict[object, Candidates] = memoized(snap, "relation-shared", dict)
+    memo = _shared_memo(snap)
     key = (t.shape, id(pf))
     found = memo.get(key)
     if found is None:
@@ -314,15 +329,11 @@ def _nodes_admitting(snap: Snapshot, t: Triage) -> frozenset[str]:
     """The GPU nodes `admits` the pod to, shared by the pods of its shape (a thousand pending replicas have a
     handful of shapes). What does not depend on the pods on the nodes is carried to the next snapshot while
     nodes, claims and pools are the same objects, so a watch burst of pod changes costs a sum per node."""
-    memo: dict[object, frozenset[str]] = memoized(snap, "relation-nodes", dict)
+    memo = _admitting_memo(snap)
     found = memo.get(t.shape)
     if found is None:
         idx = snap.index
-        src = idx.sources
-        static = CARRIED.get(
-            ("relation-nodes", t.shape), (src["nodes"], src["nodeclaims"], src["nodepools"]),
-            lambda: tuple((n.name, room) for n, claim in idx.gpu_nodes
-                          for room in (_could_take(snap, t.pod, n, claim),) if room is not None))
+        static = _room_on_gpu_nodes(snap, t.shape, pod=t.pod)
         want = accelerator_total(accelerators(t.pod.requests))
         found = memo[t.shape] = frozenset(
             name for name, room in static
@@ -330,35 +341,40 @@ def _nodes_admitting(snap: Snapshot, t: Triage) -> frozenset[str]:
     return found
 
 
+@facts(reads=("nodes", "nodeclaims", "nodepools"))
+def _room_on_gpu_nodes(snap: Snapshot, shape: Shape, *, pod: Pod) -> tuple[tuple[str, float], ...]:
+    """(GPU node, accelerators it could give a pod of the shape) for the nodes `_could_take` admits it to
+    (`pod`: one pod of the shape), whatever the pods on them."""
+    return tuple((n.name, room) for n, claim in snap.index.gpu_nodes
+                 for room in (_could_take(snap, pod, n, claim),) if room is not None)
+
+
+@per_snapshot
 def all_candidates(snap: Snapshot) -> dict[ObjectRef, tuple[Triage, Candidates]]:
     """Every pending GPU pod with its candidates, once per snapshot."""
-    def compute() -> dict[ObjectRef, tuple[Triage, Candidates]]:
-        if not snap.status("pods").state.usable:
-            return {}
-        return {t.ref: (t, candidates(snap, t)) for t in triage(snap)}
-
-    return memoized(snap, "relation-candidates", compute)
+    if not snap.status("pods").state.usable:
+        return {}
+    return {t.ref: (t, candidates(snap, t)) for t in triage(snap)}
 
 
+@per_snapshot
 def _by_candidate(snap: Snapshot) -> dict[ObjectRef, list[list[ObjectRef]]]:
     """Candidate object -> the groups of pending pods (those sharing one Candidates) it is a candidate of."""
-    def compute() -> dict[ObjectRef, list[list[ObjectRef]]]:
-        groups: dict[int, tuple[Candidates, list[ObjectRef]]] = {}
-        for ref, (_t, c) in all_candidates(snap).items():
-            groups.setdefault(id(c), (c, []))[1].append(ref)
-        out: dict[ObjectRef, list[list[ObjectRef]]] = {}
-        for c, pods in groups.values():
-            for kind, names in (("Node", c.nodes), ("NodePool", c.pools), ("EC2NodeClass", c.classes),
-                                ("NodeClaim", c.claims)):
-                for name in names:
-                    out.setdefault(ObjectRef(kind, name), []).append(pods)
-        return out
-
-    return memoized(snap, "relation-by-candidate", compute)
+    groups: dict[int, tuple[Candidates, list[ObjectRef]]] = {}
+    for ref, (_t, c) in all_candidates(snap).items():
+        groups.setdefault(id(c), (c, []))[1].append(ref)
+    out: dict[ObjectRef, list[list[ObjectRef]]] = {}
+    for c, pods in groups.values():
+        for kind, names in (("Node", c.nodes), ("NodePool", c.pools), ("EC2NodeClass", c.classes),
+                            ("NodeClaim", c.claims)):
+            for name in names:
+                out.setdefault(ObjectRef(kind, name), []).append(pods)
+    return out
 
 
+@per_snapshot
 def _order(snap: Snapshot) -> dict[ObjectRef, int]:
-    return memoized(snap, "relation-order", lambda: {ref: i for i, ref in enumerate(all_candidates(snap))})
+    return {ref: i for i, ref in enumerate(all_candidates(snap))}
 
 
 # --- the relation --------------------------------------------------------------------------------

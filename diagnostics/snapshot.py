@@ -162,7 +162,7 @@ class Index:
 
     def __init__(self, snap: Snapshot) -> None:
         self.memo: dict[object, object] = {}
-        """Derived data shared by the checks for this snapshot only (see diagnostics.snapshot_memo)."""
+        """Derived data shared by the checks for this snapshot only (diagnostics.facts.provider's @per_snapshot)."""
         self.sources: dict[str, tuple[Any, ...]] = {
             name: canonical(name, getattr(snap, name))
             for name in ("nodes", "pods", "events", "namespaces", "daemonsets", "pdbs", "runtimeclasses",

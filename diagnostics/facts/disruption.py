@@ -11,10 +11,10 @@ from functools import cached_property
 
 from diagnostics.carry import CARRIED, Generations
 from diagnostics.facts.matching import selector_matches
+from diagnostics.facts.provider import per_snapshot
 from diagnostics.model import Evidence, ObjectRef
 from diagnostics.records import Budget, Event, Node, NodeClaim, NodePool, Pdb, Pod, Taint
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import memoized
 from diagnostics.timeutil import budget_active, human_age, last_cron_hit, parse_go_duration
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
@@ -191,7 +191,7 @@ def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
     pool = nd.pool
     if pool is not None:
         reason = "Empty" if nd.empty else "Underutilized"
-        out += memoized(snap, ("pool-blockers", id(pool), reason), lambda: _pool_blockers(snap, pool, reason))
+        out += _pool_blockers(snap, pool.name, reason, pool=pool)
         out += static.policy
 
     # Karpenter's own words on the Node and NodeClaim.
@@ -333,13 +333,13 @@ def pdb_selects(pdb: Pdb, pod: Pod) -> bool:
     return selector_matches(pdb.selector, pod.meta.labels)
 
 
-def _pool_blockers(snap: Snapshot, pool: NodePool, reason: str) -> list[Blocker]:
-    """What stops every node of the pool whose disruption would be for `reason`: a budget allowing none
+@per_snapshot
+def _pool_blockers(snap: Snapshot, name: str, reason: str, *, pool: NodePool) -> list[Blocker]:
+    """What stops every node of the pool (`name`) whose disruption would be for `reason`: a budget allowing none
     right now (or Karpenter saying the budget is used up), consolidateAfter: Never. Once per snapshot."""
     now = snap.taken_at
     out: list[Blocker] = []
-    pool_event = memoized(snap, ("pool-budget-event", pool.name, reason),
-                          lambda: _pool_budget_event(snap, pool.name, reason))
+    pool_event = _pool_budget_event(snap, pool.name, reason)
     event_ev = (Evidence.event(pool.ref, pool_event.reason, pool_event.message, pool_event.count,
                                snap.age(pool_event.last_seen), type_=pool_event.type),) if pool_event else ()
     zeros = zero_budgets(pool, reason, now)
@@ -397,7 +397,7 @@ def _budget_used_up(snap: Snapshot, pool: NodePool, reason: str) -> Blocker | No
     if snap.status("nodes").partial or snap.status("nodeclaims").partial:
         return None  # a pod's one-shot read narrows them: the pool's nodes cannot be counted
     now = snap.taken_at
-    counted, disrupting = memoized(snap, ("pool-budget-use", id(pool)), lambda: _budget_use(snap, pool))
+    counted, disrupting = _budget_use(snap, pool.name, pool=pool)
     if not disrupting:
         return None
     best: tuple[int, int, Budget] | None = None
@@ -437,7 +437,8 @@ def _budget_used_up(snap: Snapshot, pool: NodePool, reason: str) -> Blocker | No
         (pool.ref, *(n.ref for n in disrupting[:3])))
 
 
-def _budget_use(snap: Snapshot, pool: NodePool) -> tuple[list[Node], list[Node]]:
+@per_snapshot
+def _budget_use(snap: Snapshot, name: str, *, pool: NodePool) -> tuple[list[Node], list[Node]]:
     """(the pool's initialized Karpenter nodes, those of them NotReady or being deleted), as Karpenter counts them:
     a NodeClaim whose instance is already terminating counts for neither."""
     idx = snap.index
@@ -468,6 +469,7 @@ def _scaled(nodes: str, total: int) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+@per_snapshot
 def _pool_budget_event(snap: Snapshot, pool: str, reason: str) -> Event | None:
     """The NodePool's latest recent "no allowed disruptions due to blocking budget" event for `reason`.
 

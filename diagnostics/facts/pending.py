@@ -15,9 +15,9 @@ from diagnostics.model import ObjectRef
 from diagnostics.facts.pod_events import PodScheduling, Waiting, scheduling, waiting_on
 from diagnostics.facts.pod_fit import YOUNG_SECONDS, PodFit, fit, ignored_whenever, spec_rejected
 from diagnostics.facts.pod_shape import Shape, pod_shape
+from diagnostics.facts.provider import per_snapshot
 from diagnostics.records import Pod
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import memoized
 from diagnostics.facts.workloads import Workload, owner_workload
 
 
@@ -105,20 +105,18 @@ def considered(snap: Snapshot, t: Triage) -> bool:
     return age is None or age >= YOUNG_SECONDS
 
 
+@per_snapshot
 def placeable(snap: Snapshot) -> tuple[int, list[tuple[Triage, PodFit]]]:
     """Pending GPU pods Karpenter considers (how many), and those not already headed to a node, with their fit.
 
     What GT105, GT401 and GT402 each go through; computed once per snapshot for the three.
     """
-    def compute() -> tuple[int, list[tuple[Triage, PodFit]]]:
-        n = 0
-        out = []
-        for t in triage(snap):
-            if not considered(snap, t):
-                continue
-            n += 1
-            if t.waiting is None:
-                out.append((t, fit(snap, t.pod, t.shape)))
-        return n, out
-
-    return memoized(snap, "placeable", compute)
+    n = 0
+    out = []
+    for t in triage(snap):
+        if not considered(snap, t):
+            continue
+        n += 1
+        if t.waiting is None:
+            out.append((t, fit(snap, t.pod, t.shape)))
+    return n, out

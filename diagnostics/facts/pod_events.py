@@ -14,10 +14,10 @@ from diagnostics.facts.messages import (
     parse_nominated,
     parse_scheduler_message,
 )
+from diagnostics.facts.provider import per_snapshot
 from diagnostics.model import Evidence
 from diagnostics.records import Event, Node, NodeClaim, Pod
 from diagnostics.snapshot import Snapshot
-from diagnostics.snapshot_memo import memoized
 
 MAX_MESSAGE = 300
 
@@ -121,12 +121,9 @@ def pool_of_claim_name(snap: Snapshot, claim: str) -> str:
     return ""
 
 
+@per_snapshot
 def capacity_errors(snap: Snapshot) -> dict[str, list[Event]]:
     """InsufficientCapacityError events by NodePool, from its NodeClaims live or already deleted; oldest first."""
-    return memoized(snap, "capacity-errors", lambda: _capacity_errors(snap))
-
-
-def _capacity_errors(snap: Snapshot) -> dict[str, list[Event]]:
     out: dict[str, list[Event]] = {}
     if not snap.status("events").state.usable:
         return out

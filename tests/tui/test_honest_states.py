@@ -11,7 +11,7 @@ import pytest
 from gputui.dev.screenshots import build_app, settle
 from gputui.sim.cluster import SimCluster
 from gputui.tui.widgets.status_line import StatusLine
-from tests.tui.conftest import screen_text, table_column
+from tests.tui.conftest import Live, screen_text, table_column
 from tests.tui.test_navigation import wait_for
 
 StartSim = Callable[..., tuple[SimCluster, Path]]
@@ -36,52 +36,48 @@ async def test_an_unreachable_api_server_turns_the_header_red_and_claims_nothing
 
 
 @pytest.mark.slow
-async def test_badges_come_from_the_objects_own_state(start_sim: StartSim) -> None:
+@pytest.mark.live_app(size=(160, 45))
+async def test_badges_come_from_the_objects_own_state(live_app: Live) -> None:
     """The crash-looping device plugin pod (the root cause), a stuck NodeClaim and a NodePool whose
     Ready is False are never "✓ ok", on their own page or in a Related table."""
     from diagnostics.model import ObjectRef
 
-    _sim, kubeconfig = start_sim()
-    app = build_app(kubeconfig, title="test")
-    async with app.run_test(size=(160, 45)) as pilot:
-        await settle(pilot)
-        node = ObjectRef("Node", "ip-10-0-31-203.ec2.internal")
-        app.open_ref(node)
-        await settle(pilot)
-        plugin = next(r for r in app.screen.query_one("#related").keys() if "nvidia-device-plugin" in r)
-        related = dict(zip(app.screen.query_one("#related").keys(), table_column(app, "related", "HEALTH")))
-        assert related[plugin].startswith("✗ CrashLoopBackOff ("), related[plugin]
-        app.open_ref(ObjectRef("Pod", plugin.split("/", 2)[2], plugin.split("/", 2)[1]))
-        await settle(pilot)
-        head = screen_text(app).splitlines()[1]
-        assert "✗ CrashLoopBackOff (" in head and "✓ ok" not in head
-        app.open_ref(ObjectRef("NodeClaim", "gpu-training-w9n3f"))
-        await settle(pilot)
-        head = screen_text(app).splitlines()[1]
-        assert "✓ ok" not in head and "✗" in head, head
-        app.open_ref(ObjectRef("NodePool", "gpu-training-efa"))
-        await settle(pilot)
-        head = screen_text(app).splitlines()[1]
-        assert "✓ ok" not in head and "✗" in head, head
+    app, pilot = live_app.app, live_app.pilot
+    node = ObjectRef("Node", "ip-10-0-31-203.ec2.internal")
+    app.open_ref(node)
+    await settle(pilot)
+    plugin = next(r for r in app.screen.query_one("#related").keys() if "nvidia-device-plugin" in r)
+    related = dict(zip(app.screen.query_one("#related").keys(), table_column(app, "related", "HEALTH")))
+    assert related[plugin].startswith("✗ CrashLoopBackOff ("), related[plugin]
+    app.open_ref(ObjectRef("Pod", plugin.split("/", 2)[2], plugin.split("/", 2)[1]))
+    await settle(pilot)
+    head = screen_text(app).splitlines()[1]
+    assert "✗ CrashLoopBackOff (" in head and "✓ ok" not in head
+    app.open_ref(ObjectRef("NodeClaim", "gpu-training-w9n3f"))
+    await settle(pilot)
+    head = screen_text(app).splitlines()[1]
+    assert "✓ ok" not in head and "✗" in head, head
+    app.open_ref(ObjectRef("NodePool", "gpu-training-efa"))
+    await settle(pilot)
+    head = screen_text(app).splitlines()[1]
+    assert "✓ ok" not in head and "✗" in head, head
 
 
 @pytest.mark.slow
-async def test_a_node_that_does_not_exist_says_so_and_offers_no_debug_pod(start_sim: StartSim) -> None:
-    _sim, kubeconfig = start_sim()
-    app = build_app(kubeconfig, title="test")
-    async with app.run_test(size=(160, 45)) as pilot:
-        await settle(pilot)
-        await pilot.press("colon", *"node 31-203", "enter")
-        await settle(pilot)
-        text = screen_text(app)
-        assert "? not found" in text and "✓ ok" not in text
-        assert "No Node named 31-203 in the cache" in text
-        assert "Did you mean: ip-10-0-31-203.ec2.internal?" in text
-        await pilot.press("ctrl+d")
-        await pilot.pause(0.1)
-        from gputui.tui.screens.confirm import ConfirmScreen
+@pytest.mark.live_app(size=(160, 45))
+async def test_a_node_that_does_not_exist_says_so_and_offers_no_debug_pod(live_app: Live) -> None:
+    app, pilot = live_app.app, live_app.pilot
+    await pilot.press("colon", *"node 31-203", "enter")
+    await settle(pilot)
+    text = screen_text(app)
+    assert "? not found" in text and "✓ ok" not in text
+    assert "No Node named 31-203 in the cache" in text
+    assert "Did you mean: ip-10-0-31-203.ec2.internal?" in text
+    await pilot.press("ctrl+d")
+    await pilot.pause(0.1)
+    from gputui.tui.screens.confirm import ConfirmScreen
 
-        assert not isinstance(app.screen, ConfirmScreen)
+    assert not isinstance(app.screen, ConfirmScreen)
 
 
 HOSTILE = "[bold]boom[/bold] [red] In [a, b] \x1b]0;pwned\x07\x1b[2J end"

@@ -6,9 +6,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
-from diagnostics.carry import Generations
 from diagnostics.facts.matching import allowed_values, compatible
-from diagnostics.facts.pod_shape import pod_shape
+from diagnostics.facts.pod_shape import Shape, pod_shape
+from diagnostics.facts.provider import facts
 from diagnostics.records import NodePool, Pod, Requirement, Taint, is_accelerator, tolerates_all
 from diagnostics.snapshot import Snapshot
 
@@ -255,16 +255,18 @@ def pool_fits_pod(pool: NodePool, pod: Pod) -> bool:
     return not (pod.wants_accelerator and not can_launch_gpu(pool))
 
 
-_FITTING: Generations[list[NodePool]] = Generations()
-
-
 def fitting_pools(snap: Snapshot, pod: Pod) -> list[NodePool]:
     """The NodePools pool_fits_pod accepts, shared by pods of one shape while the NodePools are unchanged.
 
     Callers must not modify the list.
     """
-    return _FITTING.get(snap.index, pod_shape(snap, pod), (snap.index.sources["nodepools"],),
-                        lambda: [p for p in snap.nodepools if pool_fits_pod(p, pod)])
+    return _fitting(snap, pod_shape(snap, pod), pod=pod)
+
+
+@facts(reads=("nodepools",))
+def _fitting(snap: Snapshot, shape: Shape, *, pod: Pod) -> list[NodePool]:
+    """fitting_pools for the shape (`pod`: one pod of it)."""
+    return [p for p in snap.nodepools if pool_fits_pod(p, pod)]
 
 
 def pool_ready(pool: NodePool) -> bool:
@@ -283,14 +285,13 @@ def on_demand_fallbacks(snap: Snapshot, pool: NodePool, pods: Sequence[Pod] = ()
     # pool_fits_pod reads only what pod_shape holds: one pod per shape answers for its replicas. The answer
     # reads NodePool records and those shapes only, so it is carried while they are the same.
     shapes = {pod_shape(snap, p): p for p in pods}
-    return _FALLBACKS.get(snap.index, (pool.name, tuple(shapes)), (pool, snap.index.sources["nodepools"]),
-                          lambda: _on_demand_fallbacks(snap, pool, list(shapes.values())))
+    return _on_demand_fallbacks(snap, pool.name, tuple(shapes), pool=pool, pods=list(shapes.values()))
 
 
-_FALLBACKS: Generations[list[NodePool]] = Generations()
-
-
-def _on_demand_fallbacks(snap: Snapshot, pool: NodePool, pods: Sequence[Pod]) -> list[NodePool]:
+@facts(reads=("nodepools",))
+def _on_demand_fallbacks(snap: Snapshot, name: str, shapes: tuple[Shape, ...], *, pool: NodePool,
+                         pods: Sequence[Pod]) -> list[NodePool]:
+    """on_demand_fallbacks of the pool (`name`) for pods of these shapes (`pods`: one of each)."""
     out = []
     mine = {(t.key, t.value, t.effect) for t in blocking_taints(pool)}
     for other in snap.nodepools:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from diagnostics.carry import CARRIED
 from diagnostics.facts.gpu_components import (
     DEVICE_PLUGIN_HINTS,
     device_plugin_daemonsets,
@@ -17,6 +16,7 @@ from diagnostics.facts.gpu_components import (
     pod_of,
 )
 from diagnostics.facts.messages import parse_nominated
+from diagnostics.facts.provider import facts
 from diagnostics.model import ObjectRef
 from diagnostics.records import (
     Condition,
@@ -249,16 +249,12 @@ def restart_info(snap: Snapshot, pod: Pod) -> dict[str, Any]:
 _GENERATED_SUFFIX = re.compile(r"^(?P<pool>.+)-[a-z0-9]{5}$")
 
 
+@facts(reads=("events", "pending"))
 def nominations(snap: Snapshot) -> dict[str, list[Pod]]:
     """Pending pods per NodeClaim name, from Karpenter `Nominated` events ("Pod should schedule on: nodeclaim/X").
 
     Carried across snapshots while events and the pending pods are unchanged: callers must not modify it.
     """
-    idx = snap.index
-    return CARRIED.get("nominations", (idx.sources["events"], idx.pending), lambda: _nominations(snap))
-
-
-def _nominations(snap: Snapshot) -> dict[str, list[Pod]]:
     out: dict[str, list[Pod]] = defaultdict(list)
     pending = {(p.namespace, p.name): p for p in snap.index.pending}
     for e in snap.events:
@@ -281,15 +277,14 @@ def waiting_pods(snap: Snapshot, claim: NodeClaim, nominated: Mapping[str, list[
 
 def pending_nominated_to(snap: Snapshot, node: str) -> list[Pod]:
     """Pending pods whose status.nominatedNodeName is `node`, in the index's order (do not modify)."""
-    idx = snap.index
-    return CARRIED.get("pending-by-nominated-node", (idx.pending,),
-                       lambda: _by_nominated_node(idx.pending)).get(node, [])
+    return _by_nominated_node(snap).get(node, [])
 
 
-def _by_nominated_node(pending: list[Pod]) -> dict[str, list[Pod]]:
+@facts(reads=("pending",))
+def _by_nominated_node(snap: Snapshot) -> dict[str, list[Pod]]:
     """Pending pods grouped by status.nominatedNodeName, in order."""
     out: dict[str, list[Pod]] = {}
-    for p in pending:
+    for p in snap.index.pending:
         out.setdefault(p.nominated_node, []).append(p)
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from diagnostics.carry import Generations
+from diagnostics.facts.provider import derived
 from diagnostics.records import Pod
 from diagnostics.snapshot import Snapshot
 
@@ -30,7 +30,6 @@ class Shape:
 
 _INTERNED: weakref.WeakValueDictionary[tuple[object, ...], Shape] = weakref.WeakValueDictionary()
 _LOCK = threading.Lock()
-_SHAPES: Generations[Shape] = Generations()
 
 
 def _intern(fields: tuple[object, ...]) -> Shape:
@@ -47,8 +46,12 @@ def pod_shape(snap: Snapshot, pod: Pod) -> Shape:
     It also holds whether Karpenter ignores the pod for `karpenter.sh/nodepool DoesNotExist` (pod_fit.avoids_karpenter):
     that reads the heaviest *preferred* term too, which the fields above leave out, so two pods equal in them
     may differ there (Pod.preferred_affinity). Worked out once per pod version, not on each fit."""
+    return _shape_of(snap, pod)
+
+
+@derived
+def _shape_of(pod: Pod) -> Shape:
     from diagnostics.facts.pod_fit import avoids_karpenter  # pod_fit keys its fits on shapes
 
-    return _SHAPES.of(snap.index, pod, (), lambda: _intern((
-        pod.tolerations, tuple(pod.node_selector.items()), pod.required_affinity, tuple(pod.requests.items()),
-        tuple(pod.limits.items()), avoids_karpenter(pod))))
+    return _intern((pod.tolerations, tuple(pod.node_selector.items()), pod.required_affinity,
+                    tuple(pod.requests.items()), tuple(pod.limits.items()), avoids_karpenter(pod)))

@@ -3,33 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
 from diagnostics.facts.gpu_count import ExpectedGpus, expected_gpus
+from diagnostics.gpu_health import GpuHealth, HealthFlag
 from diagnostics.model import Evidence, EvidenceKind, Finding, ObjectRef, Remediation, Severity
 from diagnostics.facts.node_health import blast_radius, clip
 from diagnostics.records import Node, NodeClaim
 from diagnostics.registry import check
 from diagnostics.snapshot import Snapshot
-from diagnostics.timeutil import human_age, parse_timestamp
+from diagnostics.timeutil import human_age
 
-# ---------------------------------------------------------------------------------------------
-# The JSON this check reads: `snapshot.gpu_reports[node]`, written by gputui's debug pod
-# (gputui.debugpod.result.DebugResult.as_json). Only these keys are read; anything else is ignored:
-#
-#   {"kind": "GpuHealth", "node": str, "taken_at": RFC3339 | null,
-#    "pod": {"name": str, "namespace": str, ...} | null,
-#    "route": {"gpus": int, "privileged": bool, "runtime_class": str | null, ...} | null,
-#    "report": {"gpus": [{"index": int | null, "name", "uuid", "bus_id": str | null, ...}], ...} | null,
-#    "flags": [{"gpu_index": int | null, "code": str, "severity": "warning" | "error" | "critical",
-#               "message": str, "field": str | null, "value": str | null}],
-#    "failure": {"code": str, "stage": "pod" | "route" | "gpu", "title": str, "detail": str,
-#                "hints": [str]} | null}
-#
-# `report` null means nvidia-smi never ran (the pod failed to start): nothing to judge.
-# ---------------------------------------------------------------------------------------------
+# What this check reads is diagnostics.gpu_health.GpuHealth, from `snapshot.gpu_reports[node]`.
 
 _SEVERITY = {"warning": Severity.WARNING, "error": Severity.ERROR, "critical": Severity.CRITICAL}
 
@@ -75,82 +59,6 @@ _ROUTE_FLAGS = frozenset({"nvml-init-failure", "no-devices", "nvidia-smi-not-fou
 
 
 
-@dataclass(frozen=True, slots=True)
-class _Flag:
-    gpu_index: int | None
-    code: str
-    severity: Severity
-    message: str
-    field: str
-    value: Any
-
-
-@dataclass(frozen=True, slots=True)
-class _Result:
-    """One node's nvidia-smi result, read defensively from the JSON above."""
-
-    node: str
-    taken_at: datetime | None
-    pod: str
-    gpus: tuple[Mapping[str, Any], ...]
-    flags: tuple[_Flag, ...]
-    failure: Mapping[str, Any]
-    route: Mapping[str, Any]
-
-    def gpu(self, index: int | None) -> Mapping[str, Any]:
-        return next((g for g in self.gpus if g.get("index") == index), {})
-
-    @property
-    def sees_all_gpus(self) -> bool:
-        """nvidia-smi ran without a GPU request (or on the host), so it should list every GPU."""
-        return not self.route or not _int(self.route.get("gpus"))
-
-    @property
-    def privileged(self) -> bool:
-        return bool(self.route.get("privileged")) if self.route else True
-
-
-def _map(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    try:
-        return int(str(v))
-    except (TypeError, ValueError):
-        return None
-
-
-def read_result(node: str, raw: Any) -> _Result | None:
-    """The result, or None when nvidia-smi produced nothing to judge (or the JSON is not ours)."""
-    data = _map(raw)
-    report = data.get("report")
-    if not isinstance(report, Mapping):
-        return None
-    flags = []
-    for f in data.get("flags") or []:
-        f = _map(f)
-        severity = _SEVERITY.get(str(f.get("severity", "")).lower())
-        if severity is None or not f.get("code"):
-            continue
-        flags.append(_Flag(_int(f.get("gpu_index")), str(f["code"]), severity, str(f.get("message") or ""),
-                           str(f.get("field") or "nvidia-smi"), f.get("value")))
-    pod = _map(data.get("pod"))
-    return _Result(
-        node=str(data.get("node") or node),
-        taken_at=parse_timestamp(data.get("taken_at")),
-        pod=f"{pod.get('namespace')}/{pod.get('name')}" if pod.get("name") else "",
-        gpus=tuple(_map(g) for g in report.get("gpus") or [] if isinstance(g, Mapping)),
-        flags=tuple(flags),
-        failure=_map(data.get("failure")),
-        route=_map(data.get("route")),
-    )
-
-
 @check(code="GT801", slug="gpu-health-nvidia-smi", title="nvidia-smi finds the GPUs healthy",
        severity=Severity.ERROR, requires=("nvidia-smi",), optional=("nodes", "pods", "nodeclaims"))
 def gpu_health_nvidia_smi(snap: Snapshot) -> Iterator[Finding | int]:
@@ -176,14 +84,14 @@ def gpu_health_nvidia_smi(snap: Snapshot) -> Iterator[Finding | int]:
     """
     idx = snap.index
     for name, raw in sorted(snap.gpu_reports.items()):
-        result = read_result(name, raw)
+        result = GpuHealth.from_json(name, raw)
         if result is None:
             continue
         yield 1
         node = idx.node.get(result.node)
         claim = idx.nodeclaim_by_node.get(result.node)
-        route_only = str(result.failure.get("stage") or "") == "route"
-        groups: dict[str, list[_Flag]] = {}
+        route_only = result.stage == "route"
+        groups: dict[str, list[HealthFlag]] = {}
         for f in result.flags:
             if f.code in _ROUTE_FLAGS and not result.privileged:
                 route_only = route_only or not result.gpus
@@ -192,14 +100,15 @@ def gpu_health_nvidia_smi(snap: Snapshot) -> Iterator[Finding | int]:
         if route_only and not result.gpus:
             yield _route_finding(snap, result)
             continue
-        if str(result.failure.get("stage") or "") == "pod" and not result.gpus:
+        if result.stage == "pod" and not result.gpus:
             yield _inconclusive_finding(snap, result)  # killed mid-way: 0 GPUs read is not a pass
             continue
-        if not groups and str(result.failure.get("stage") or "") == "gpu":
+        if not groups and result.failure is not None and result.failure.stage == "gpu":
             # A failure with no flag behind it (nvidia-smi hung past gputui's timeout): a flag of its own.
-            code = "nvidia-smi-timeout" if result.failure.get("code") == "nvidia-smi-hung" else "nvidia-smi-failed"
-            said = str(result.failure.get("title") or result.failure.get("detail") or "")
-            groups[code] = [_Flag(None, code, Severity.ERROR, said, "nvidia-smi", result.failure.get("code"))]
+            failure = result.failure
+            code = "nvidia-smi-timeout" if failure.code == "nvidia-smi-hung" else "nvidia-smi-failed"
+            groups[code] = [HealthFlag(None, code, "error", failure.title or failure.detail, "nvidia-smi",
+                                       failure.code or None)]
         missing = groups.pop("gpus-missing", [])
         for code, flags in groups.items():
             yield _flag_finding(snap, result, node, claim, code, flags)
@@ -210,34 +119,34 @@ def gpu_health_nvidia_smi(snap: Snapshot) -> Iterator[Finding | int]:
             yield _flag_finding(snap, result, node, claim, "gpus-missing", missing)
 
 
-def _gpus_text(flags: list[_Flag]) -> str:
+def _gpus_text(flags: list[HealthFlag]) -> str:
     indexes = sorted({f.gpu_index for f in flags if f.gpu_index is not None})
     if not indexes:
         return "a GPU"
     return ("GPU " if len(indexes) == 1 else "GPUs ") + ", ".join(str(i) for i in indexes)
 
 
-def _ref(result: _Result) -> ObjectRef:
+def _ref(result: GpuHealth) -> ObjectRef:
     return ObjectRef("Node", result.node)
 
 
-def _read_note(snap: Snapshot, result: _Result) -> str:
+def _read_note(snap: Snapshot, result: GpuHealth) -> str:
     age = snap.age(result.taken_at)
     by = f" by debug pod {result.pod}" if result.pod else ""
     return f"read {human_age(age)} ago{by}" if age is not None else f"read{by}"
 
 
-def _evidence(snap: Snapshot, result: _Result, flags: list[_Flag]) -> list[Evidence]:
+def _evidence(snap: Snapshot, result: GpuHealth, flags: list[HealthFlag]) -> list[Evidence]:
     ev: list[Evidence] = []
     # No age_seconds: renderers read it as "for how long"; the note says how old the reading is.
     for f in flags:
         where = f"gpu[{f.gpu_index}]." if f.gpu_index is not None else ""
-        ev.append(Evidence(EvidenceKind.NVIDIA_SMI, _ref(result), f"{where}{f.field}", clip(str(f.value or "")),
+        ev.append(Evidence(EvidenceKind.NVIDIA_SMI, _ref(result), f"{where}{f.field or 'nvidia-smi'}", clip(f.value or ""),
                            note=clip(f.message)))
     for i in sorted({f.gpu_index for f in flags if f.gpu_index is not None}):
         gpu = result.gpu(i)
-        if gpu:
-            ident = {k: gpu.get(k) for k in ("name", "uuid", "bus_id") if gpu.get(k)}
+        if gpu is not None:
+            ident = {k: v for k, v in (("name", gpu.name), ("uuid", gpu.uuid), ("bus_id", gpu.bus_id)) if v}
             ev.append(Evidence(EvidenceKind.NVIDIA_SMI, _ref(result), f"gpu[{i}]", ident,
                                note=_read_note(snap, result)))
     if not any(f.gpu_index is not None for f in flags):
@@ -250,11 +159,11 @@ def _drain_commands(node: str) -> list[str]:
     return [f"kubectl cordon {node}", f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data"]
 
 
-def _flag_finding(snap: Snapshot, result: _Result, node: Node | None, claim: NodeClaim | None, code: str,
-                  flags: list[_Flag]) -> Finding:
+def _flag_finding(snap: Snapshot, result: GpuHealth, node: Node | None, claim: NodeClaim | None, code: str,
+                  flags: list[HealthFlag]) -> Finding:
     text, fix = _FLAGS.get(code, (f"{code} on {{gpus}}", _RESET))
     gpus = _gpus_text(flags)
-    severity = max(f.severity for f in flags)
+    severity = max(_SEVERITY[f.severity] for f in flags)
     radius = blast_radius(snap, node, claim) if node is not None else None
     impact = f" Blast radius of draining: {radius.describe()}." if radius is not None else ""
     commands = _drain_commands(result.node)
@@ -293,7 +202,7 @@ def _flag_finding(snap: Snapshot, result: _Result, node: Node | None, claim: Nod
     commands.append(f"gputui debug node/{result.node}")
     return Finding(
         subject=_ref(result),
-        title=f"{result.node}: " + text.format(gpus=gpus, value=clip(str(flags[0].value or ""))),
+        title=f"{result.node}: " + text.format(gpus=gpus, value=clip(flags[0].value or "")),
         evidence=tuple(_evidence(snap, result, flags)),
         remediation=Remediation(remedy, tuple(dict.fromkeys(commands))),
         severity=severity,
@@ -301,11 +210,11 @@ def _flag_finding(snap: Snapshot, result: _Result, node: Node | None, claim: Nod
     )
 
 
-def _route_finding(snap: Snapshot, result: _Result) -> Finding:
+def _route_finding(snap: Snapshot, result: GpuHealth) -> Finding:
     """nvidia-smi ran but could not reach the GPUs from an unprivileged pod: the health is unknown."""
-    said = clip(str(result.failure.get("detail") or result.failure.get("title") or ""))
-    route = result.route
-    how = f"RuntimeClass {route.get('runtime_class')}" if route.get("runtime_class") else "no RuntimeClass"
+    failure, route = result.failure, result.route
+    said = clip((failure.detail or failure.title) if failure is not None else "")
+    how = f"RuntimeClass {route.runtime_class}" if route is not None and route.runtime_class else "no RuntimeClass"
     return Finding(
         subject=_ref(result),
         title=f"{result.node}: the debug pod could not reach the GPUs ({said or 'nvidia-smi failed'}); "
@@ -321,15 +230,17 @@ def _route_finding(snap: Snapshot, result: _Result) -> Finding:
     )
 
 
-def _inconclusive_finding(snap: Snapshot, result: _Result) -> Finding:
+def _inconclusive_finding(snap: Snapshot, result: GpuHealth) -> Finding:
     """The debug pod stopped before nvidia-smi read any GPU (OOMKilled, evicted): the health is unknown."""
-    said = clip(str(result.failure.get("title") or result.failure.get("detail") or ""))
+    failure = result.failure
+    said = clip((failure.title or failure.detail) if failure is not None else "")
     return Finding(
         subject=_ref(result),
         title=f"{result.node}: the last nvidia-smi run read no GPU ({said or 'the debug pod stopped'}); "
               "their health is unknown",
         evidence=(Evidence(EvidenceKind.NVIDIA_SMI, _ref(result), "nvidia-smi",
-                           clip(str(result.failure.get("detail") or "")) or said, note=_read_note(snap, result)),),
+                           clip(failure.detail if failure is not None else "") or said,
+                           note=_read_note(snap, result)),),
         remediation=Remediation("Run the debug pod again; if it is killed again, look at the node's conditions "
                                 "(memory pressure, evictions).",
                                 (f"gputui debug node/{result.node}", f"kubectl describe node {result.node}")),
@@ -337,9 +248,9 @@ def _inconclusive_finding(snap: Snapshot, result: _Result) -> Finding:
     )
 
 
-def _missing_text(result: _Result, expected: int) -> str:
+def _missing_text(result: GpuHealth, expected: int) -> str:
     """`: GPU 7 missing` from the indexes nvidia-smi listed, when it printed one for every GPU it saw."""
-    listed = {_int(g.get("index")) for g in result.gpus}
+    listed = {g.index for g in result.gpus}
     if None in listed:
         return ""
     gone = sorted(set(range(expected)) - listed)
@@ -350,7 +261,7 @@ def _missing_text(result: _Result, expected: int) -> str:
     return f" (missing: GPU{'s' if len(gone) > 1 else ''} {names})"
 
 
-def _count_finding(snap: Snapshot, result: _Result, node: Node, claim: NodeClaim | None,
+def _count_finding(snap: Snapshot, result: GpuHealth, node: Node, claim: NodeClaim | None,
                    expected: ExpectedGpus) -> Finding:
     seen = len(result.gpus)
     radius = blast_radius(snap, node, claim)
@@ -363,7 +274,7 @@ def _count_finding(snap: Snapshot, result: _Result, node: Node, claim: NodeClaim
               f"{expected.count - seen} missing from the PCIe bus or unbound from the driver",
         evidence=(
             Evidence.field(node.ref, expected.source, str(expected.count), note="GPUs the instance has"),
-            Evidence(EvidenceKind.NVIDIA_SMI, node.ref, "gpus", [g.get("bus_id") or g.get("uuid") for g in result.gpus],
+            Evidence(EvidenceKind.NVIDIA_SMI, node.ref, "gpus", [g.bus_id or g.uuid for g in result.gpus],
                      note=f"{seen} GPU(s) listed; {_read_note(snap, result)}"),
         ),
         remediation=Remediation(

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gputui.debugpod.health import HealthFlag
+from diagnostics.gpu_health import DebugFailure, HealthFlag
 from gputui.debugpod.nvidia_smi.report import GpuReport
 
 __all__ = [
@@ -34,24 +33,6 @@ _START = ("StartError", "ContainerCannotRun")
 HUNG_AFTER = 15.0
 """Seconds nvidia-smi must have been running before a timeout calls it hung (a healthy run takes a few)."""
 _MAX = 600
-
-
-@dataclass(frozen=True, slots=True)
-class DebugFailure:
-    """One explained failure: `title` is the line a tired human reads first, `hints` what to do next."""
-
-    code: str
-    stage: Stage
-    title: str
-    detail: str = ""
-    """The cluster's or nvidia-smi's own words (condition/event/status message), verbatim, trimmed."""
-    reason: str = ""
-    """The Kubernetes reason or nvidia-smi exit code it was read from (`ImagePullBackOff`, `exit 9`)."""
-    hints: tuple[str, ...] = field(default=())
-
-    def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "stage": self.stage, "title": self.title, "detail": self.detail,
-                "reason": self.reason, "hints": list(self.hints)}
 
 
 def _trim(text: str | None) -> str:

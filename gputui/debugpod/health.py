@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 from diagnostics.facts.xid import lookup as xid_lookup
+from diagnostics.gpu_health import FlagSeverity as Severity
+from diagnostics.gpu_health import HealthFlag
 from gputui.debugpod.capture import EXIT_MEANINGS
 from gputui.debugpod.nvidia_smi.cells import ERROR_CELLS, has_value, is_failed_cell, normalize_bus_id, printed
 from gputui.debugpod.nvidia_smi.report import GpuReport, GpuRow, KernelXid, SmiFailure
 
 __all__ = ["ASPECTS", "HealthFlag", "Severity", "coverage_flags", "health_flags", "not_shown"]
 
-Severity = Literal["warning", "error", "critical"]
 _RANK = {"critical": 0, "error": 1, "warning": 2}
-
-
-@dataclass(frozen=True, slots=True)
-class HealthFlag:
-    """One problem on one GPU (or the node's driver when `gpu_index` is None), with what to do."""
-
-    gpu_index: int | None
-    code: str
-    severity: Severity
-    message: str
-    field: str | None = None
-    """The nvidia-smi field (or `nvidia-smi`/section name for failures) the flag was read from."""
-    value: str | None = None
-    """The value as nvidia-smi printed it (or its failure message)."""
 
 
 _NVML_ROUTE = (

@@ -6,8 +6,9 @@ are on disk), made its own git repository, the drill adds a check that reads pod
 (`diagnostics/checks/`) and its test module (`tests/diagnostics/checks/`), regenerates README's table
 with `python -m gputui.dev.docs`, runs the tests that would notice a new check (registry, README
 table, engine, the golden JSON report, the SVG snapshots and README screenshots, which run the
-pinned check set of gputui/dev/pinned_checks.py) plus the new test, and asks git what changed:
-exactly those three paths, or the drill fails. The checkout is never written to.
+pinned check set of gputui/dev/pinned_checks.py, and every demo scenario's expected root cause)
+plus the new test, and asks git what changed: exactly those three paths, or the drill fails. The
+checkout is never written to.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ PINNING_TESTS: tuple[str, ...] = (
     "tests/diagnostics/test_registry.py",
     "tests/diagnostics/test_engine.py",
     "tests/test_readme.py",
-    "tests/cli/test_diagnose_scenarios.py::test_json_output_matches_golden",
+    "tests/cli/test_diagnose_scenarios.py",
     "tests/tui/test_snapshots.py",
     "tests/tui/test_screenshots.py",
 )
-"""The tests whose expected output lists every check, or counts or documents them."""
+"""The tests whose expected output lists every check, or counts or documents them, and each demo
+scenario's expected root cause (a new check must not push it from the top)."""
 
 SLUG = "gpu-pod-on-cordoned-node"
 MODULE = SLUG.replace("-", "_")

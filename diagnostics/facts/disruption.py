@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
 
-from diagnostics.carry import CARRIED, Generations
 from diagnostics.facts.matching import selector_matches
-from diagnostics.facts.provider import per_snapshot
+from diagnostics.facts.provider import derived, facts, per_snapshot
 from diagnostics.model import Evidence, ObjectRef
 from diagnostics.records import Budget, Event, Node, NodeClaim, NodePool, Pdb, Pod, Taint
 from diagnostics.snapshot import Snapshot
@@ -165,8 +164,8 @@ def blockers_for(snap: Snapshot, nd: NodeDisruption) -> list[Blocker]:
     now = snap.taken_at
     idx = snap.index
     claim_events = idx.events("NodeClaim", nd.claim.name) if nd.claim is not None else None
-    static = _STATIC.get(idx, id(nd), (nd, idx.sources["pdbs"], idx.events("Node", nd.node.name), claim_events),
-                         lambda: _static_blockers(snap, nd))
+    static = _static_blockers(snap, nd, _pdbs_by_namespace(snap), idx.events("Node", nd.node.name), claim_events,
+                              within=snap)
     out: list[Blocker] = list(static.node)
     seen_pods: set[tuple[str, str]] = set()
 
@@ -221,12 +220,12 @@ class _StaticBlockers:
     dismiss by their text alone (whether recent is the caller's)."""
 
 
-_STATIC: Generations[_StaticBlockers] = Generations()
-
-
-def _static_blockers(snap: Snapshot, nd: NodeDisruption) -> _StaticBlockers:
+@derived
+def _static_blockers(nd: NodeDisruption, pdbs: object, node_events: object, claim_events: object, *,
+                     within: Snapshot) -> _StaticBlockers:
     """What blockers_for finds whatever the time: carried per node while the node's facts, the PDBs and the
-    events on its Node and NodeClaim are the same objects."""
+    events on its Node and NodeClaim are the same objects (it reads no more of the snapshot `within`)."""
+    snap = within
     node = nd.node
     own: list[Blocker] = []
     # Node annotation: only the exact value "true" blocks.
@@ -236,8 +235,7 @@ def _static_blockers(snap: Snapshot, nd: NodeDisruption) -> _StaticBlockers:
             (Evidence.field(node.ref, f"metadata.annotations[{DO_NOT_DISRUPT}]", "true"),),
             "Remove the node annotation (it may come from the NodePool's template annotations).",
             (f"kubectl annotate node {node.name} {DO_NOT_DISRUPT}-",), (node.ref,)))
-    pdb_blockers, pdb_keys = _PDB_BLOCKERS.get(snap.index, id(nd), (nd, snap.index.sources["pdbs"]),
-                                               lambda: _pdb_blockers(snap, nd))
+    pdb_blockers, pdb_keys = _pdb_blockers(snap, nd, _pdbs_by_namespace(snap))
     policy: list[Blocker] = []
     pool = nd.pool
     if pool is not None and pool.consolidation_policy == "WhenEmpty" and nd.workload_pods:
@@ -264,15 +262,12 @@ def _static_blockers(snap: Snapshot, nd: NodeDisruption) -> _StaticBlockers:
     return _StaticBlockers(tuple(own), tuple(pdb_blockers), pdb_keys, tuple(policy), said)
 
 
-_PDB_BLOCKERS: Generations[tuple[list[Blocker], frozenset[str]]] = Generations()
-
-
-def _pdb_blockers(snap: Snapshot, nd: NodeDisruption) -> tuple[list[Blocker], frozenset[str]]:
+@derived
+def _pdb_blockers(nd: NodeDisruption, pdbs_by_ns: dict[str, list[Pdb]]) -> tuple[list[Blocker], frozenset[str]]:
     """PDBs with no disruptions left that select a pod on the node (each once), and their namespace/name keys.
 
     Reads the node's pods and the PDBs only: carried per node while both are the same records.
     """
-    pdbs_by_ns = CARRIED.get("pdbs-by-namespace", (snap.index.sources["pdbs"],), lambda: _pdbs_by_ns(snap.pdbs))
     out: list[Blocker] = []
     seen: set[str] = set()
     for p in nd.pods:
@@ -477,8 +472,7 @@ def _pool_budget_event(snap: Snapshot, pool: str, reason: str) -> Event | None:
     without a time sort as of `taken_at`), so the walk back stops at the first one too old to count.
     """
     events = snap.index.events("NodePool", pool)
-    said = _BUDGET_EVENTS.get(snap.index, (pool, reason), (events,), lambda: [
-        e for e in events if (m := _POOL_BUDGET.search(e.message)) and m.group(1) in (None, reason)])
+    said = _blocking_budget_events(snap, events, reason)
     since = snap.taken_at - EVENT_MAX_AGE
     for e in reversed(said):
         when = e.last_seen or e.first_seen
@@ -489,14 +483,17 @@ def _pool_budget_event(snap: Snapshot, pool: str, reason: str) -> Event | None:
     return None
 
 
-_BUDGET_EVENTS: Generations[list[Event]] = Generations()
-"""A NodePool's blocking-budget events for a reason, oldest first: carried while its events are the same."""
+@derived
+def _blocking_budget_events(events: list[Event], reason: str) -> list[Event]:
+    """A NodePool's blocking-budget events for a reason, oldest first: carried while its events are the same."""
+    return [e for e in events if (m := _POOL_BUDGET.search(e.message)) and m.group(1) in (None, reason)]
 
 
-def _pdbs_by_ns(pdbs: Sequence[Pdb]) -> dict[str, list[Pdb]]:
-    """PDBs per namespace (carried: every idle node's blockers look them up)."""
+@facts(reads=("pdbs",))
+def _pdbs_by_namespace(snap: Snapshot) -> dict[str, list[Pdb]]:
+    """PDBs per namespace (every idle node's blockers look them up)."""
     out: dict[str, list[Pdb]] = {}
-    for pdb in pdbs:
+    for pdb in snap.pdbs:
         out.setdefault(pdb.meta.namespace or "", []).append(pdb)
     return out
 
@@ -504,7 +501,7 @@ def _pdbs_by_ns(pdbs: Sequence[Pdb]) -> dict[str, list[Pdb]]:
 def blocking_pdb(snap: Snapshot, pod: Pod) -> Pdb | None:
     """A PDB that makes an eviction of the pod be refused now: one allowing no disruption, or either of two
     selecting it (the eviction API refuses a pod with more than one)."""
-    pdbs_by_ns = CARRIED.get("pdbs-by-namespace", (snap.index.sources["pdbs"],), lambda: _pdbs_by_ns(snap.pdbs))
+    pdbs_by_ns = _pdbs_by_namespace(snap)
     selecting, holding = _holding_pdbs(pdbs_by_ns.get(pod.namespace, ()), pod)
     return selecting[0] if len(selecting) > 1 else holding[0] if holding else None
 

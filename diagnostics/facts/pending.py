@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from diagnostics.carry import CARRIED, Generations
 from diagnostics.model import ObjectRef
 from diagnostics.facts.pod_events import PodScheduling, Waiting, scheduling, waiting_on
 from diagnostics.facts.pod_fit import YOUNG_SECONDS, PodFit, fit, ignored_whenever, spec_rejected
 from diagnostics.facts.pod_shape import Shape, pod_shape
-from diagnostics.facts.provider import per_snapshot
+from diagnostics.facts.provider import derived, per_snapshot
 from diagnostics.records import Pod
 from diagnostics.snapshot import Snapshot
 from diagnostics.facts.workloads import Workload, owner_workload
@@ -38,28 +37,31 @@ class Triage:
     """pod_fit.spec_rejected: why Karpenter's validation rejects the pod's own spec, '' if it does not."""
 
 
-_TRIAGE: Generations[Triage] = Generations()
-
-
 def triage(snap: Snapshot) -> list[Triage]:
     """Every pending GPU pod, in the index's order."""
-    idx = snap.index
-    src = idx.sources
+    src = snap.index.sources
     events_ok = snap.status("events").state.usable
+    return _triaged(snap, snap.index.pending_gpu_pods, src["events"], src["nodes"], src["nodeclaims"], events_ok,
+                    within=snap)
 
-    def one(pod: Pod) -> Triage:
-        events = idx.events("Pod", pod.name, pod.namespace)
 
-        def compute() -> Triage:
-            sched = scheduling(snap, pod)
-            return Triage(pod, sched, waiting_on(snap, pod, sched), pod_shape(snap, pod), pod.is_daemonset,
-                          ignored_whenever(pod), pod.ref, owner_workload(pod), spec_rejected(pod))
+@derived
+def _triaged(pods: list[Pod], events: object, nodes: object, claims: object, events_ok: bool, *,
+             within: Snapshot) -> list[Triage]:
+    """triage, carried while the pending GPU pods and `within` the events, nodes and NodeClaims are the same
+    objects (and the events source as usable); else each pod is triaged again only if what it reads changed."""
+    snap = within
+    idx = snap.index
+    return [_triaged_pod(snap, p, idx.events("Pod", p.name, p.namespace), nodes, claims, events_ok, within=snap)
+            for p in pods]
 
-        return _TRIAGE.of(idx, pod, (events, src["nodes"], src["nodeclaims"], events_ok), compute)
 
-    pods = idx.pending_gpu_pods
-    return CARRIED.get("pending-triage", (pods, src["events"], src["nodes"], src["nodeclaims"], events_ok),
-                       lambda: [one(p) for p in pods])
+@derived
+def _triaged_pod(pod: Pod, events: object, nodes: object, claims: object, events_ok: bool, *,
+                 within: Snapshot) -> Triage:
+    sched = scheduling(within, pod)
+    return Triage(pod, sched, waiting_on(within, pod, sched), pod_shape(within, pod), pod.is_daemonset,
+                  ignored_whenever(pod), pod.ref, owner_workload(pod), spec_rejected(pod))
 
 
 KARPENTER_VALIDATION = (

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from diagnostics.carry import Generations
 from diagnostics.facts.messages import (
     KarpenterMessage,
     Nomination,
@@ -14,7 +13,7 @@ from diagnostics.facts.messages import (
     parse_nominated,
     parse_scheduler_message,
 )
-from diagnostics.facts.provider import per_snapshot
+from diagnostics.facts.provider import derived, per_snapshot
 from diagnostics.model import Evidence
 from diagnostics.records import Event, Node, NodeClaim, Pod
 from diagnostics.snapshot import Snapshot
@@ -61,20 +60,17 @@ def scheduling(snap: Snapshot, pod: Pod) -> PodScheduling:
     """
     if not snap.status("events").state.usable:
         return PodScheduling()
-    # Depends on the pod and its events only: carried across snapshots while both are the same objects.
-    events = snap.index.events("Pod", pod.name, pod.namespace)
-    return _SCHEDULING.of(snap.index, pod, (events,), lambda: _scheduling(snap, pod))
+    return _scheduling(snap, pod, snap.index.events("Pod", pod.name, pod.namespace))
 
 
-_SCHEDULING: Generations[PodScheduling] = Generations()
-
-
-def _scheduling(snap: Snapshot, pod: Pod) -> PodScheduling:
+@derived
+def _scheduling(pod: Pod, events: list[Event]) -> PodScheduling:
+    """Depends on the pod and its events only: carried across snapshots while both are the same objects."""
     karp = sched = nom = None
     karp_msg = sched_msg = None
     nomination = None
     born = pod.meta.created
-    for e in snap.index.events("Pod", pod.name, pod.namespace):  # oldest first: later wins
+    for e in events:  # oldest first: later wins
         if born is not None and e.last_seen is not None and e.last_seen < born:
             continue  # said about an earlier pod of the same name (StatefulSet replica, re-created Job pod)
         if e.reason == "FailedScheduling":
@@ -170,14 +166,14 @@ def waiting_on(snap: Snapshot, pod: Pod, sched: PodScheduling | None = None) -> 
     """
     sched = sched if sched is not None else scheduling(snap, pod)
     src = snap.index.sources
-    # Reads the pod, its scheduling verdicts, nodes and NodeClaims only: carried while those are the same objects.
-    return _WAITING.of(snap.index, pod, (sched, src["nodes"], src["nodeclaims"]), lambda: _waiting_on(snap, pod, sched))
+    return _waiting_on(snap, pod, sched, src["nodes"], src["nodeclaims"], within=snap)
 
 
-_WAITING: Generations[Waiting | None] = Generations()
-
-
-def _waiting_on(snap: Snapshot, pod: Pod, sched: PodScheduling) -> Waiting | None:
+@derived
+def _waiting_on(pod: Pod, sched: PodScheduling, nodes: object, claims: object, *, within: Snapshot) -> Waiting | None:
+    """Reads the pod, its scheduling verdicts, and `within` the nodes and NodeClaims only: carried while those
+    are the same objects."""
+    snap = within
     idx = snap.index
     if sched.nomination is not None and not sched.karpenter_current:
         n = sched.nomination

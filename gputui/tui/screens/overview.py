@@ -83,6 +83,11 @@ class OverviewScreen(DataScreen):
         self._stale: set[str] = set()
         """Tables not brought up to date with the filter, sort or frame (hidden, or not focused at a key)."""
         self._catch_up: Timer | None = None
+        self._done: dict[str, tuple[Sequence[TableRow], tuple[object, ...], int]] = {}
+        """Per table: the frame's row list last synced, with the filter, sort, wide mode, width and namespace
+        it was shown with, and how many rows that showed (a frame that changed none of them costs nothing)."""
+        self._fitted_rows: dict[str, Sequence[TableRow]] = {}
+        """Per table: the row list its columns were last measured for (see KeyedTable.refit)."""
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="overview-body"):
@@ -137,26 +142,36 @@ class OverviewScreen(DataScreen):
             if tid not in tids:
                 continue
             table = self.query_one(f"#{tid}", KeyedTable)
-            all_rows = frame.tables[tid]
+            rows = frame.tables[tid]
+            all_rows = rows
             ns = self.gapp.namespace
             if tid == "pods" and ns:  # `-n` / `:ns`: that namespace's pods, as kubectl and k9s show them
                 all_rows = [r for r in all_rows if r.ref is not None and r.ref.namespace == ns]
-            shown = self._filtered(tid, all_rows, frame.labels) if f.active else all_rows
             sort = self.sorts.get(tid)
-            if sort is not None and sort.by:
-                shown = sort_rows(shown, columns, sort)
-            table.sync(shown)
-            if refit:  # columns fit what is shown now, not the widest value ever shown
-                table.refit()
-            table.set_widths([None] * len(columns) if self.wide
-                             else fit_widths(columns, table.natural_widths(), width))
+            inputs = (f, sort, self.wide, width, ns)
+            fit = refit and self._fitted_rows.get(tid) is not rows
+            done = self._done.get(tid)
+            if done is not None and done[0] is rows and done[1] == inputs and not fit and not f.labels:
+                n_shown = done[2]  # the same rows, filter, sort and width: the table shows them already
+            else:
+                shown = self._filtered(tid, all_rows, frame.labels) if f.active else all_rows
+                if sort is not None and sort.by:
+                    shown = sort_rows(shown, columns, sort)
+                table.sync(shown)
+                if fit:  # columns fit what is shown now, not the widest value ever shown
+                    table.refit()
+                    self._fitted_rows[tid] = rows
+                table.set_widths([None] * len(columns) if self.wide
+                                 else fit_widths(columns, table.natural_widths(), width))
+                n_shown = len(shown)
+                self._done[tid] = (rows, inputs, n_shown)
             if tid == "findings":
                 label: str | Text = frame.findings_title
                 if f.active:  # a leftover filter must not hide the root cause silently
-                    label = Text.assemble((f"Findings · filter /{f.text} shows {len(shown)} of {len(all_rows)}",
+                    label = Text.assemble((f"Findings · filter /{f.text} shows {n_shown} of {len(all_rows)}",
                                            "bold yellow"), " · Esc clears")
             else:
-                count = f"{len(shown)} of {len(all_rows)}" if f.active else str(len(all_rows))
+                count = f"{n_shown} of {len(all_rows)}" if f.active else str(len(all_rows))
                 where = f" in {ns}" if tid == "pods" and ns else ""
                 label = f"{title}{where} ({count}){sort.label() if sort is not None else ''}"
                 if tid == "nodes" and frame.provisional:

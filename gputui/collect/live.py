@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import platform
 import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +23,10 @@ PENDING = "status.phase=Pending"
 """The fieldSelector of the pods read first (the apiserver serves it on list and watch)."""
 PRELOAD_WATCH_S = 10
 """The pending pods' watch is re-opened this often, so it notices soon that the full list is in."""
+FIRST_SCREEN = ("nodes", "events", "pods", "nodeclaims", "nodepools")
+"""Sources the first useful screen needs (`pods`: the pending ones) before the full pod list is read."""
+FULL_PODS_WAIT = 3.0
+"""Seconds the full pod list waits at most for FIRST_SCREEN (a slow source must not hold it back for long)."""
 SYNC_GC_HOLD = 300.0
 """Seconds the GC stays paused at most while the first lists load (a stuck source must not leak forever)."""
 
@@ -82,7 +88,10 @@ class LiveSession:
         self.namespace = namespace or None
         """`-n NS` (or the context's namespace): where a user who may not list cluster-wide still looks."""
         fallback = self.namespace or info.namespace or None
-        self.informers = [Informer(api, s, self.store, watch_timeout=watch_timeout, fallback_namespace=fallback)
+        self._first_findings = threading.Event()
+        """Set while findings for the first screen are computed: the full pod list waits between pages."""
+        self.informers = [Informer(api, s, self.store, watch_timeout=watch_timeout, fallback_namespace=fallback,
+                                   pause=self._first_findings.is_set if pending_first and s == "pods" else None)
                           for s in KUBE_SOURCES]
         self.preloader: Informer | None = (
             Informer(api, "pods", self.store, watch_timeout=min(watch_timeout, PRELOAD_WATCH_S), preload=PENDING)
@@ -119,11 +128,31 @@ class LiveSession:
         threading.Thread(target=self._hold_gc_until_synced, name="gc-sync", daemon=True).start()
         if self.preloader is not None:
             self.preloader.start()  # its list request goes out first
+        later = [inf for inf in self.informers if self.preloader is not None and inf.res.source == "pods"]
         for inf in self.informers:
-            inf.start()
+            if inf not in later:
+                inf.start()
+        if later:
+            threading.Thread(target=self._start_after_first_screen, args=(later,), name="pods-after",
+                             daemon=True).start()
         for poller in (self.prometheus, self.aws):
             if poller is not None:
                 poller.start()
+
+    def _start_after_first_screen(self, informers: list[Informer], timeout: float = FULL_PODS_WAIT) -> None:
+        """Start the full pod list once what the first screen needs (nodes, events, the pending pods)
+        is in, or after `timeout`: parsing the biggest list beside them (all threads share one GIL)
+        made each of them, and the findings computed from them, come later."""
+        deadline = time.monotonic() + timeout
+        needed = FIRST_SCREEN
+        while not self._stopped.is_set() and time.monotonic() < deadline:
+            status = self.store.status()
+            if all(s in status for s in needed):
+                break
+            time.sleep(0.01)
+        if not self._stopped.is_set():
+            for inf in informers:
+                inf.start()
 
     def _hold_gc_until_synced(self, timeout: float = SYNC_GC_HOLD) -> None:
         """No cyclic GC while the initial lists load, then freeze what they built.
@@ -140,6 +169,17 @@ class LiveSession:
                     freeze_after_full_collections()
                     settle_heap()
                     return
+
+    @contextlib.contextmanager
+    def first_findings(self) -> Iterator[None]:
+        """While the first findings (from the pending pods) are computed, the full pod list, parsed in
+        another thread of this process, waits between its pages (a few seconds at most): the two shared
+        the GIL and the findings came a second later at 1k nodes."""
+        self._first_findings.set()
+        try:
+            yield
+        finally:
+            self._first_findings.clear()
 
     def refresh(self) -> None:
         """Ask the pollers for a new round now (the TUI's `r`); watches are already live."""

@@ -11,6 +11,7 @@ import contextlib
 import gc
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -155,12 +156,14 @@ def iter_pages(api: Api, res: Resource, *, namespace: str | None = None, field_s
 
 def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field_selector: str | None = None,
                  label_selector: str | None = None, page_size: int = 500,
-                 timeout: float = 30.0) -> tuple[list[Any], str]:
+                 timeout: float = 30.0, pause: Callable[[], bool] | None = None) -> tuple[list[Any], str]:
     """All records of a resource (paged), and the list's resourceVersion to watch from.
 
     A 410 on a later page's `continue` starts the list over (twice at most): the pages of one list
-    must come from one resourceVersion.
+    must come from one resourceVersion. `pause`: between pages, wait while it says so (at most
+    PAUSE_MAX seconds per list), so more urgent work in the process gets the GIL.
     """
+    paused_until = time.monotonic() + PAUSE_MAX
     build = ingest.RECORD_BUILDERS[res.source]
     for attempt in range(3):
         records: list[Any] = []
@@ -172,6 +175,8 @@ def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field
                 with gc_paused():
                     records.extend(build(o) for o in items)
                 rv = meta.get("resourceVersion") or rv
+                while pause is not None and pause() and time.monotonic() < paused_until:
+                    time.sleep(0.005)
         except ContinueExpired:
             if attempt == 2:
                 raise
@@ -180,16 +185,22 @@ def list_objects(api: Api, res: Resource, *, namespace: str | None = None, field
     raise AssertionError("unreachable")
 
 
+PAUSE_MAX = 3.0
+"""Seconds a list may be held between its pages in total (see `list_objects`'s `pause`)."""
+
+
 class Informer:
     """One resource kept current in the Store by a daemon thread."""
 
     def __init__(self, api: Api, source: str, store: Store, *, watch_timeout: int = 55,
                  page_size: int = 500, max_backoff: float = 10.0,
                  on_event: Callable[[str], None] | None = None, fallback_namespace: str | None = None,
-                 preload: str | None = None) -> None:
+                 preload: str | None = None, pause: Callable[[], bool] | None = None) -> None:
         self.api = api
         self.res = RESOURCES[source]
         self.preload = preload
+        self.pause = pause
+        """Asked between the pages of a list: wait while it says so (see `list_objects`)."""
         """A fieldSelector (`status.phase=Pending`): read that part of the source ahead of the full
         list (`Store.preload`), watch it until the full list is in, then stop. Best effort: any error
         ends it quietly (the full informer reports the source's status)."""
@@ -292,7 +303,8 @@ class Informer:
         as long as the watch runs and keep every record the watch replaces alive (at 60k pods, a
         burst touching a third of them grew the heap by ~70 MB).
         """
-        records, rv = list_objects(self.api, self.res, namespace=self.namespace, page_size=self.page_size)
+        records, rv = list_objects(self.api, self.res, namespace=self.namespace, page_size=self.page_size,
+                                   pause=self.pause)
         scope = f"namespace {self.namespace} only (cluster-wide list forbidden)" if self.namespace else ""
         self.store.replace(self.res.source, records, scope=scope)
         self.relists += 1

@@ -15,6 +15,7 @@ independent thread workers, one of each at a time, and both pause while a modal 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import time
 from collections.abc import Callable, Iterable
@@ -123,6 +124,8 @@ class GputuiApp(App[int]):
         """The sources' states the last diagnostics run started from (see `_sources_moved`)."""
         self._started_at = time.monotonic()
         self._key_at = 0.0
+        self._diag_urgent = False
+        """The running diagnostics computes the first findings: it does not step aside for frames."""
         """When the last key arrived (monotonic): diagnostics step aside for KEY_QUIET after it."""
         self._diag_busy = False
         self._diag_started = 0.0
@@ -302,7 +305,12 @@ class GputuiApp(App[int]):
         """Every check; while only the pending pods are read, those that need every pod wait (gputui.tui.early)."""
         self._diag_yield_until = time.monotonic() + DIAG_YIELD
         waiting = early.waiting_checks(snap)
-        return early.with_waiting(run_checks(snap, ignore=waiting, between=self._make_way), waiting)
+        # The first findings (none shown yet, or from the pending pods alone) are what the screen waits
+        # for: that run does not step aside for frames, which come one after another while lists load.
+        self._diag_urgent = self.report is None or bool(waiting)
+        session = self.session
+        with session.first_findings() if waiting and session is not None else contextlib.nullcontext():
+            return early.with_waiting(run_checks(snap, ignore=waiting, between=self._make_way), waiting)
 
     def _make_way(self) -> None:
         """Between two checks: while a frame is being built or waits to be painted, or a key was
@@ -313,7 +321,7 @@ class GputuiApp(App[int]):
         worse. Findings trail the tables anyway; a run gives way for DIAG_YIELD seconds at most.
         """
         start = time.monotonic()
-        while ((self._frame_busy or self._unpainted_since is not None
+        while ((((self._frame_busy or self._unpainted_since is not None) and not self._diag_urgent)
                 or time.monotonic() - self._key_at < KEY_QUIET)
                and time.monotonic() < self._diag_yield_until):
             time.sleep(0.002)

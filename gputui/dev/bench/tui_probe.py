@@ -202,7 +202,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
                      "diag_version": diagnosis.version if diagnosis is not None and diagnosis.report is not None
                      else None,
                      "complete": message.report is not None
-                     and all(snap.status(s).state.usable for s in KUBE_SOURCES)}
+                     and all(snap.status(s).state.usable and not snap.status(s).partial for s in KUBE_SOURCES)}
             state["current"] = frame
             self.call_after_refresh(painted, frame)
 

@@ -25,7 +25,10 @@ Four shapes, all cached in diagnostics.carry (the one cache module; `forget()` e
 - `@per_node(reads=...)`: `fn(snap, item, pods_on_its_node) -> T` over a list of nodes (or tuples led by
   a node); when a snapshot changes the pods of a few nodes, only those items are computed again.
 - `@derived`: `fn(*objects, **extra) -> T` of objects alone (a PodFit replicas share, a triaged pod), kept
-  per object identity while snapshots keep asking for it.
+  per object identity while snapshots keep asking for it. Keyword arguments are not compared: a helper
+  that needs the snapshot to look up what its objects stand for takes it as `within=` and lists every
+  object it reads there among its arguments (its events list, the index's source tuples). That promise is
+  not enforced: prefer `@facts` when the value can be declared on sources.
 - `@per_snapshot`: `fn(snap, *key) -> T` once per snapshot, for what reads the time or source statuses
   (and so cannot be carried); a carried provider may not call one.
 Values nobody asked for during the last two snapshots are dropped. Inside a provider, `previous(snap)` is
@@ -49,6 +52,7 @@ __all__ = ["Provider", "UndeclaredRead", "derived", "facts", "forget", "per_node
 P = ParamSpec("P")
 T = TypeVar("T")
 Item = TypeVar("Item")
+
 
 class UndeclaredRead(AttributeError):
     """A provider read something it did not declare: its cached value would go stale silently."""

@@ -294,7 +294,8 @@ def test_checks_import_no_cache_module_and_define_no_module_level_cache() -> Non
 
 
 ALLOWED = ("diagnostics.model", "diagnostics.registry", "diagnostics.snapshot", "diagnostics.records",
-           "diagnostics.wording", "diagnostics.timeutil", "diagnostics.facts")
+           "diagnostics.gpu_health", "diagnostics.wording", "diagnostics.timeutil", "diagnostics.facts")
+"""The domain (records, and the nvidia-smi result type beside them), the check API and the shared facts."""
 
 
 def test_checks_import_only_the_domain_and_the_facts() -> None:

@@ -2,13 +2,19 @@
 
 Footer rebuilds all its key widgets whenever the screen's bindings may have changed, which is on
 every focus move (`/`, `:`, Enter back to a table): a dozen widgets mounted and styled for a line
-that usually reads the same.
+that usually reads the same, and twice for a prompt opened and closed again.
 """
 
 from __future__ import annotations
 
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
+
+from gputui.tui.widgets.filter_bar import FilterBar
+from gputui.tui.widgets.jump_bar import JumpBar
+
+PROMPTS = (FilterBar, JumpBar)
+"""One-line prompts over the bottom of a screen; while one has focus the footer is left as it was."""
 
 
 class SteadyFooter(Footer):
@@ -18,6 +24,9 @@ class SteadyFooter(Footer):
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         if self.is_attached and screen is self.screen and screen.app.app_focus:
+            focused = screen.focused
+            if isinstance(focused, Input) and any(isinstance(n, PROMPTS) for n in focused.ancestors_with_self):
+                return  # a prompt (`/`, `:`) names its own keys; the footer keeps the screen's for its return
             shown = tuple((b.key, b.action, b.description, b.key_display, enabled, tooltip)
                           for _node, b, enabled, tooltip in screen.active_bindings.values() if b.show)
             if shown == self._shown and self._bindings_ready:

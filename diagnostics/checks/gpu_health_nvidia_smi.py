@@ -18,7 +18,7 @@ from diagnostics.timeutil import human_age
 _SEVERITY = {"warning": Severity.WARNING, "error": Severity.ERROR, "critical": Severity.CRITICAL}
 
 # Flag codes (gputui.debugpod.health) -> what the title says and which fix applies.
-_REPLACE, _RESET, _WATCH, _SCHEDULE, _RERUN = "replace", "reset", "watch", "schedule", "rerun"
+_REPLACE, _RESET, _WATCH, _SCHEDULE, _RERUN, _COUNT = "replace", "reset", "watch", "schedule", "rerun", "count"
 _FLAGS: Mapping[str, tuple[str, str]] = {
     "driver-not-loaded": ("the NVIDIA driver is not loaded (nvidia-smi exit 9): no GPU pod can run here", _REPLACE),
     "driver-library-mismatch": ("the NVIDIA driver and its library differ in version (upgraded without a reboot)",
@@ -53,6 +53,8 @@ _FLAGS: Mapping[str, tuple[str, str]] = {
     "health-unreadable": ("nvidia-smi could not read the health of {gpus} ([N/A] / [Insufficient Permissions]): "
                           "unknown, not healthy", _RERUN),
     "health-not-shown": ("the last nvidia-smi reading does not show {value}: no verdict on them", _RERUN),
+    "gpu-count-unknown": ("nothing says how many GPUs the node has: a GPU missing from nvidia-smi's list "
+                          "could not be noticed", _COUNT),
 }
 _ROUTE_FLAGS = frozenset({"nvml-init-failure", "no-devices", "nvidia-smi-not-found", "nvml-library-missing"})
 """Flags that, from an unprivileged debug pod, say more about the pod's access than about the GPUs."""
@@ -195,6 +197,11 @@ def _flag_finding(snap: Snapshot, result: GpuHealth, node: Node | None, claim: N
         remedy = (f"Read it again: `gputui debug node/{result.node}` asks nvidia-smi for every health value; where an "
                   "unprivileged pod reads [N/A] or [Insufficient Permissions], run it privileged (host nvidia-smi).")
         commands = [f"gputui debug node/{result.node} --privileged -n gpu-operator"]
+    elif fix == _COUNT:
+        remedy = (f"Count the NVIDIA devices on {result.node}'s PCIe bus and compare with the {clip(flags[0].value or '')} "
+                  "nvidia-smi listed; GPU Feature Discovery (GPU Operator, or the device plugin's gfd) labels the node "
+                  "with nvidia.com/gpu.count, which gputui then holds every reading to.")
+        commands = [f"kubectl debug node/{result.node} -it --profile=sysadmin --image=busybox -- chroot /host lspci -d 10de:"]
     else:
         remedy = (f"Not urgent on its own: re-check later with `gputui debug node/{result.node}` and replace the "
                   "node if it persists or jobs on it run slow.")

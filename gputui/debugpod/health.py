@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from diagnostics.facts.gpu_count import COUNT_LABELS
 from diagnostics.facts.xid import lookup as xid_lookup
 from diagnostics.gpu_health import FlagSeverity as Severity
 from diagnostics.gpu_health import HealthFlag
@@ -223,6 +224,23 @@ def count_flag(report: GpuReport, expected: int, expected_from: str = "") -> Hea
         f"{seen}/{expected}",
     )
 
+
+
+def count_unknown_flag(report: GpuReport, node: str) -> HealthFlag:
+    """A warning when nothing says how many GPUs the node has: a GPU that fell off the bus is simply absent
+    from nvidia-smi's list, so the listed ones being fine cannot clear the node (exit 4, never a bare ✓)."""
+    seen = len(report.gpus)
+    return HealthFlag(
+        None,
+        "gpu-count-unknown",
+        "warning",
+        f"nothing on {node} says how many GPUs it has (no {', '.join(COUNT_LABELS)} label, and its instance "
+        f"type is not one gputui knows), so a GPU missing from nvidia-smi's list of {seen} could not be "
+        "noticed: the health above covers only the GPUs listed. Count the NVIDIA devices on its PCIe bus "
+        "(`lspci -d 10de:` on the host) or label the node with GPU Feature Discovery (nvidia.com/gpu.count).",
+        "gpus",
+        f"{seen}/?",
+    )
 
 def _xid_flag(xid: KernelXid, by_bus: dict[str | None, int | None]) -> HealthFlag:
     known = xid_lookup(xid.code)

@@ -14,7 +14,7 @@ from typing import Any
 from diagnostics.facts.gpu_count import expected_gpus
 from gputui.debugpod import failures, launch
 from gputui.debugpod.failures import DebugFailure
-from gputui.debugpod.health import health_flags
+from gputui.debugpod.health import count_unknown_flag, health_flags
 from gputui.debugpod.launch import DebugUsageError
 from gputui.debugpod.nvidia_smi import parse
 from gputui.debugpod.pod_spec import CONTAINER, DEFAULT_IMAGE, PodOptions, build_pod, debug_pod_manifest, pod_name
@@ -311,6 +311,8 @@ def run_debug(
     expected = expected_gpus(((node_obj or {}).get("metadata") or {}).get("labels") or {}) if not gpus else None
     flags = tuple(health_flags(report, expected.count if expected else None,
                                expected.source if expected else "")) if report is not None else ()
+    if report is not None and report.gpus and not gpus and expected is None:
+        flags += (count_unknown_flag(report, node),)
     if report is not None and failure is None:
         failure = failures.from_report(report, flags, node=node, privileged=privileged, gpus=gpus, runtime_class=rc)
         if failure is None and not report.gpus:  # killed mid-way, or nothing readable: never "0 GPUs, healthy"

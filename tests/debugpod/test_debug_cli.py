@@ -219,3 +219,27 @@ def test_signal_mid_run_leaves_no_pod(slow: Sim, signum: int, phase: str | None,
     assert "gputui: deleted pod default/gputui-debug-ip-10-0-3-35-" in err
     assert "Traceback" not in err
     assert sh.gputui_pods(sim) == []
+
+
+def test_a_node_whose_gpu_count_nothing_states_is_no_all_clear(kubeconfig: Sim, capsys: Capsys) -> None:
+    """On-prem or an instance type gputui does not know, without GPU Feature Discovery: nvidia-smi's list
+    cannot be held to anything, so a GPU that fell off the bus would go unnoticed. Not a green ✓, exit 4."""
+    sim, kc = kubeconfig
+    name = "gpu-box-7"
+    sim.create({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                                                      "node.kubernetes.io/instance-type": "dell-xe9680"}},
+                "status": {"capacity": {"nvidia.com/gpu": "1"}, "allocatable": {"nvidia.com/gpu": "1"},
+                           "conditions": [{"type": "Ready", "status": "True"}]}})
+    try:
+        code, out, err = gputui(capsys, "debug", f"node/{name}", "--kubeconfig", kc)
+        assert code == 4, err
+        assert "no GPU health problems found" not in out
+        assert "[gpu-count-unknown]" in out and "nothing on gpu-box-7 says how many GPUs it has" in out
+        code, out, err = gputui(capsys, "debug", f"node/{name}", "--kubeconfig", kc, "-o", "json")
+        flags = [f["code"] for f in json.loads(out)["flags"]]
+        assert code == 4 and flags == ["gpu-count-unknown"]
+        # The labelled H100 next to it still gets its plain verdict.
+        assert gputui(capsys, "debug", f"node/{sh.H100}", "--kubeconfig", kc)[0] == 0
+    finally:
+        sim.delete("Node", name)

@@ -262,3 +262,21 @@ def test_a_run_whose_csv_failed_is_no_pass() -> None:
     assert f.title == (f"{NODE_NAME}: the last nvidia-smi reading does not show remapped rows, retired pages, "
                        "reset required: no verdict on them")
     assert f"gputui debug node/{NODE_NAME}" in f.remediation.commands
+
+
+def test_a_reading_of_a_node_whose_gpu_count_nothing_states_is_a_warning_not_a_pass() -> None:
+    """`gputui debug` adds gpu-count-unknown when no label or known instance type gives the node's GPU count:
+    the node's verdict says so (and how to count them) instead of passing on the GPUs nvidia-smi happened to list."""
+    from gputui.debugpod.health import count_unknown_flag
+
+    import dataclasses
+
+    from gputui.debugpod.health import count_unknown_flag
+
+    unlabelled = NODE.replace('    karpenter.k8s.aws/instance-gpu-count: "1"\n', "").replace("p5.4xlarge", "dell-xe9680")
+    report = result_json(debug_log_for("h100"))
+    report["flags"].append(dataclasses.asdict(count_unknown_flag(parse(debug_log_for("h100")), NODE_NAME)))
+    (f,) = gt801(unlabelled, reports={NODE_NAME: report}).findings
+    assert f.severity is Severity.WARNING
+    assert "nothing says how many GPUs the node has" in f.title
+    assert any("lspci -d 10de:" in c for c in f.remediation.commands)

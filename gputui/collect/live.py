@@ -145,10 +145,13 @@ class LiveSession:
         made each of them, and the findings computed from them, come later."""
         deadline = time.monotonic() + timeout
         needed = FIRST_SCREEN
+        preloader = self.preloader
         while not self._stopped.is_set() and time.monotonic() < deadline:
             status = self.store.status()
             if all(s in status for s in needed):
                 break
+            if preloader is not None and not preloader.running and "pods" not in status:
+                break  # the pending pods could not be read (forbidden cluster-wide...): no reason to wait
             time.sleep(0.01)
         if not self._stopped.is_set():
             for inf in informers:

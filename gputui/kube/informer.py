@@ -228,6 +228,11 @@ class Informer:
     def stop(self) -> None:
         self.stop_event.set()
 
+    @property
+    def running(self) -> bool:
+        """Its thread was started and has not ended (a preloader ends once superseded or on any error)."""
+        return self._thread.is_alive()
+
     def _run(self) -> None:
         if self.preload:
             self._run_preload()

@@ -52,7 +52,25 @@ def test_pending_pods_come_first_and_the_full_list_replaces_them(tmp_path: Path)
             assert len(keys) == len(set(keys)) == everything
             assert s.store.get("pods", name, ns).phase == "Running"
             assert s.preloader is not None
-            wait_for(lambda: not s.preloader._thread.is_alive())
+            wait_for(lambda: not s.preloader.running)
         finally:
             held.set()
+            s.stop()
+
+
+def test_a_user_who_may_not_list_pods_cluster_wide_is_not_kept_waiting(tmp_path: Path) -> None:
+    """The pending pods' list is forbidden like the full one: the preloader gives up at once and the
+    full pod informer (which falls back to the namespace) starts without waiting for it."""
+    with SimCluster("incident", shift_to_now=True, bookmark_interval=0.2) as sim:
+        sim.forbid("pods")
+        client, info = load(str(sim.write_kubeconfig(tmp_path / "kubeconfig")))
+        s = LiveSession(Api(client), info, pending_first=True)
+        started = time.monotonic()
+        s.start()
+        try:
+            wait_for(lambda: "pods" in s.store.status())
+            assert time.monotonic() - started < 2.5  # not FULL_PODS_WAIT (3 s) behind
+            assert s.store.status()["pods"].state is SourceState.FORBIDDEN
+            assert s.preloader is not None and not s.preloader.running
+        finally:
             s.stop()

@@ -14,7 +14,8 @@ from rich.style import Style
 from rich.text import Text
 from textual._types import SegmentLines
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
+from textual.strip import Strip
 from textual.cache import LRUCache
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist, RowKey
@@ -48,6 +49,8 @@ class KeyedTable(DataTable[Text]):
 
     def __init__(self, columns: Sequence[str], *, id: str | None = None, classes: str | None = None,
                  show_header: bool = True, empty: str = "(none)") -> None:
+        self._in_pass = False
+        self._style_in_pass: Style | None = None
         self._cells_by_value: LRUCache[tuple[object, ...], tuple[object, SegmentLines]] = LRUCache(CELL_CACHE_SIZE)
         """Rendered cells keyed by where and how they are drawn, holding the value they were drawn
         from: a hit needs that very value object still in the cell (see `_render_cell`). Set first:
@@ -70,6 +73,26 @@ class KeyedTable(DataTable[Text]):
     def on_mount(self) -> None:
         if not self.row_count:
             self.sync([])
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """One render pass: DataTable asks `rich_style` (a walk over every ancestor's colours) for each
+        line it draws; within a pass the styles cannot change, so it is computed once."""
+        self._style_in_pass = None
+        self._in_pass = True
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._in_pass = False
+            self._style_in_pass = None
+
+    @property
+    def rich_style(self) -> Style:
+        if not self._in_pass:
+            return super().rich_style
+        style = self._style_in_pass
+        if style is None:
+            style = self._style_in_pass = super().rich_style
+        return style
 
     def _ensure_columns(self) -> None:
         """Columns are added on first use: a screen may sync before this widget's Mount is handled."""

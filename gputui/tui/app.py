@@ -60,6 +60,8 @@ DIAG_REST = 2.0
 """After a diagnostics run, wait this many times its duration before the next (a third of the time at most)."""
 FIRST_LISTS_WAIT = 3.0
 """Seconds after launch the first diagnostics run waits at most for every Kubernetes source's first answer."""
+IDLE_AFTER_KEY = 0.5
+"""Seconds after a key before a frame that only moves the clock and ages (nothing changed) is built."""
 KEY_QUIET = 0.25
 """Seconds after a key during which a diagnostics run steps aside (the key's handling and repaint come first)."""
 DIAG_YIELD = 2.0
@@ -341,6 +343,8 @@ class GputuiApp(App[int]):
         self._tick_missed = False
         diagnosis = self._diagnosis
         idle_due = self.session is not None and time.monotonic() - self._frame_at >= FRAME_EVERY
+        if idle_due and time.monotonic() - self._key_at < IDLE_AFTER_KEY:
+            idle_due = False  # the clock and ages can wait while keys come: their repaint would trail the key's
         if version == self._model.version and diagnosis is self._framed_diagnosis and not idle_due:
             return
         self._frame_busy = True

@@ -69,7 +69,9 @@ def test_the_layer_contracts_are_declared() -> None:
     assert set(contracts["checks-no-caches"]["forbidden_modules"]) == {"diagnostics.carry", "diagnostics.index_parts"}
     assert set(contracts["one-shot-without-tui"]["source_modules"]) == {
         "gputui.cli.diagnose", "gputui.collect.one_shot", "gputui.output"}
-    assert set(contracts["sources-no-views"]["forbidden_modules"]) == {"gputui.tui", "gputui.output", "gputui.cli"}
+    assert set(contracts["sources-no-views"]["source_modules"]) == {"gputui.sources", "gputui.kube", "gputui.collect"}
+    assert set(contracts["sources-no-views"]["forbidden_modules"]) == {
+        "gputui.tui", "gputui.output", "gputui.cli", "gputui.bundle", "gputui.debugpod"}
 
 
 def _folder(graph: Any, module: str) -> str:

@@ -54,6 +54,9 @@ def accelerators(resources: Resources) -> dict[str, float]:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Condition:
+    """A status condition: the one type for it past the decoder (gputui.kube.shapes converts a pod's decoded
+    conditions into it once; gputui.kube.ingest builds the others')."""
+
     type: str
     status: str
     reason: str = ""

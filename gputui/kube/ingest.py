@@ -149,15 +149,15 @@ def _owner_tuple(raw: Any) -> tuple[Mapping[str, Any], ...]:
 
 
 def conditions(raw: Any) -> tuple[Condition, ...]:
-    # type/status are a handful of distinct strings repeated on every object: share them.
+    """A pod's decoded conditions arrive as Condition already (gputui.kube.shapes); others as parsed JSON."""
     items = _list(raw)
-    if items and type(items[0]) is wire.Condition:
-        return tuple([Condition(intern(c.type), intern(c.status), c.reason, c.message,
-                                c.lastTransitionTime or c.lastHeartbeatTime) for c in items if c.type])
+    if items and type(items[0]) is Condition:
+        return tuple(items)
+    # type/status are a handful of distinct strings repeated on every object: share them.
     return tuple(Condition(intern(_s(c.get("type"))), intern(_s(c.get("status"))), _s(c.get("reason")),
                            _s(c.get("message")),
                            timestamp(c.get("lastTransitionTime") or c.get("lastHeartbeatTime")))
-                 for c in _list(raw) if type(c) is dict and c.get("type"))
+                 for c in items if type(c) is dict and c.get("type"))
 
 
 def taints(raw: Any) -> tuple[Taint, ...]:

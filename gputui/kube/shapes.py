@@ -7,19 +7,23 @@ page of pods parses ~3x faster and the record builders see exactly the dicts the
 
 The shapes are derived from the builders' own keep-lists (`gputui.kube.ingest`), so a field kept there
 is parsed here. Leaves are `Any` (nothing is validated) except a pod's conditions and container
-statuses, which decode into typed structs (`gputui.kube.wire`); a body that does not fit the shape (a
-Status object, a null where a map was expected, a condition's timestamp without a zone) is parsed
-again in full with orjson, so the answer is never worse than orjson's.
+statuses, which decode into typed structs (`gputui.kube.wire`); the conditions become
+`diagnostics.records.Condition` right after (`_pod_conditions`), so the one Condition type is all that
+leaves the decoder. A body that does not fit the shape (a Status object, a null where a map was
+expected, a condition's timestamp without a zone) is parsed again in full with orjson, so the answer is
+never worse than orjson's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from sys import intern
 from typing import Any, TypedDict
 
 import msgspec
 import orjson
 
+from diagnostics.records import Condition
 from gputui.kube import ingest, wire
 
 Decode = Callable[[bytes], Any]
@@ -44,7 +48,7 @@ _PodSpec = _shape("PodSpec", {**_leaves(ingest.POD_SPEC_KEEP), **_leaves(ingest.
                               # TypedDicts built at run time (for msgspec): mypy cannot see them as types.
                               "containers": list[_Container],  # type: ignore[valid-type]
                               "initContainers": list[_Container]})  # type: ignore[valid-type]
-_TYPED_STATUS = {"conditions": list[wire.Condition], "containerStatuses": list[wire.ContainerStatus],
+_TYPED_STATUS = {"conditions": list[wire.ConditionShape], "containerStatuses": list[wire.ContainerStatus],
                  "initContainerStatuses": list[wire.ContainerStatus]}
 _PodStatus = _shape("PodStatus", {**_leaves(ingest.POD_STATUS_KEEP),
                                   **{k: _TYPED_STATUS.get(k, Any) for k in ingest.POD_STATUS_READ}})
@@ -59,14 +63,35 @@ _SHAPES: dict[str, tuple[Any, Any]] = {"pods": (_PodList, _PodEvent)}
 """Per source: (the list's shape, a watch event's shape). Kinds not here keep the whole object."""
 
 
-def _with_fallback(shape: Any) -> Decode:
+def _pod_conditions(pod: Any) -> None:
+    """A decoded pod's conditions as the one Condition type, type/status interned (a handful of distinct
+    strings repeated on every pod). A condition without a type is dropped, as ingest drops it."""
+    status = pod.get("status") if type(pod) is dict else None
+    if type(status) is dict and status.get("conditions"):
+        status["conditions"] = [Condition(intern(c.type), intern(c.status), c.reason, c.message,
+                                          c.lastTransitionTime or c.lastHeartbeatTime)
+                                for c in status["conditions"] if c.type]
+
+
+def _list_conditions(body: Any) -> None:
+    for item in body.get("items") or ():
+        _pod_conditions(item)
+
+
+def _event_conditions(body: Any) -> None:
+    _pod_conditions(body.get("object"))
+
+
+def _with_fallback(shape: Any, finish: Callable[[Any], None]) -> Decode:
     decode = msgspec.json.Decoder(shape).decode
 
     def parse(raw: bytes) -> Any:
         try:
-            return decode(raw)
+            body = decode(raw)
         except msgspec.MsgspecError:  # not the shape, or not JSON: orjson answers (or raises) as before
             return orjson.loads(raw)
+        finish(body)
+        return body
 
     return parse
 
@@ -74,10 +99,10 @@ def _with_fallback(shape: Any) -> Decode:
 def list_decoder(source: str) -> Decode:
     """Parses one page of a list of `source` into what its record builder reads."""
     shapes = _SHAPES.get(source)
-    return _with_fallback(shapes[0]) if shapes else orjson.loads
+    return _with_fallback(shapes[0], _list_conditions) if shapes else orjson.loads
 
 
 def event_decoder(source: str) -> Decode:
     """Parses one watch event line of `source` into what its record builder reads."""
     shapes = _SHAPES.get(source)
-    return _with_fallback(shapes[1]) if shapes else orjson.loads
+    return _with_fallback(shapes[1], _event_conditions) if shapes else orjson.loads

@@ -7,7 +7,8 @@ from typing import Any
 import orjson
 import pytest
 
-from gputui.kube import ingest, shapes, wire
+from diagnostics.records import Condition
+from gputui.kube import ingest, shapes
 from gputui.dev.bench.fleet import Fleet
 from gputui.sim.scenario import list_scenarios, load_scenario
 from tests.sources.test_ingest_sharing import raw_pod
@@ -55,7 +56,7 @@ def test_every_pod_record_is_the_one_a_full_parse_gives() -> None:
     raw = page(pods)
     full = [ingest.pod(o) for o in orjson.loads(raw)["items"]]
     shaped_body = shapes.list_decoder("pods")(raw)
-    assert isinstance(shaped_body["items"][-1]["status"]["conditions"][0], wire.Condition)  # not the fallback
+    assert isinstance(shaped_body["items"][-1]["status"]["conditions"][0], Condition)  # not the fallback
     shaped = [ingest.pod(o) for o in shaped_body["items"]]
     assert shaped == full  # every record field, and the slim object shown in YAML and bundles
     assert [p.obj for p in shaped] == [p.obj for p in full]

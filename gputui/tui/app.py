@@ -179,6 +179,11 @@ class GputuiApp(App[int]):
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
 
+    @property
+    def last_key_at(self) -> float:
+        """When the last key arrived (time.monotonic): idle work waits a moment after it."""
+        return self._key_at
+
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             self._key_at = time.monotonic()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 from rich.text import Text
@@ -9,6 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.timer import Timer
 from textual.widgets import DataTable
 
@@ -38,6 +40,12 @@ TABLE_SOURCE = {"findings": "", "nodes": "nodes", "pods": "pods", "nodeclaims": 
 """The source each table's rows come from."""
 CATCH_UP_S = 0.5
 """A bundle has no frames: tables a key left behind catch up this long after the last key."""
+PREWARM_AFTER = 0.2
+"""Seconds after a frame before cells are rendered ahead of a maximize (a burst keeps deferring it)."""
+KEY_SETTLE = 0.15
+"""Seconds after a key before rendering ahead resumes (the key's own repaints come first)."""
+PREWARM_SLICE = 40
+"""Cells rendered ahead per step (a few ms): the longest a key waits for this work."""
 
 
 def unseen(snap: Snapshot, source: str) -> str:
@@ -83,6 +91,7 @@ class OverviewScreen(DataScreen):
         self._stale: set[str] = set()
         """Tables not brought up to date with the filter, sort or frame (hidden, or not focused at a key)."""
         self._catch_up: Timer | None = None
+        self._prewarm_timer: Timer | None = None
         self._done: dict[str, tuple[Sequence[TableRow], tuple[object, ...], int]] = {}
         """Per table: the frame's row list last synced, with the filter, sort, wide mode, width and namespace
         it was shown with, and how many rows that showed (a frame that changed none of them costs nothing)."""
@@ -108,6 +117,29 @@ class OverviewScreen(DataScreen):
         the others catch up when shown). Rows come ready-made (unchanged ones as the same objects,
         which KeyedTable skips), so this costs O(rows changed), plus O(rows) with a filter on."""
         self._sync_tables(self._shown_tables())
+        if self._prewarm_timer is not None:
+            self._prewarm_timer.stop()
+        self._prewarm_timer = self.set_timer(PREWARM_AFTER, self._prewarm)
+
+    def _prewarm(self) -> None:
+        """While nothing happens, render a screenful of each table's rows ahead of a maximize (see
+        KeyedTable.prewarm), a slice at a time so that a key never waits for more than one slice."""
+        self._prewarm_timer = None
+        if not self.is_current or self.maximized is not None:
+            return
+        if time.monotonic() - self.gapp.last_key_at < KEY_SETTLE:
+            self._prewarm_timer = self.set_timer(KEY_SETTLE, self._prewarm)
+            return
+        rows = self.size.height
+        order = [self._last_table] + [t for t in TABLE_SOURCE if t != self._last_table]
+        for tid in order:
+            try:
+                table = self.query_one(f"#{tid}", KeyedTable)
+            except NoMatches:
+                return  # the screen is being torn down
+            if table.prewarm(rows, PREWARM_SLICE):
+                self._prewarm_timer = self.set_timer(0.02, self._prewarm)
+                return
 
     def _shown_tables(self) -> list[str]:
         maximized = self.maximized

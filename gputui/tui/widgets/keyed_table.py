@@ -201,6 +201,44 @@ class KeyedTable(DataTable[Text]):
         self._cells_by_value[key] = (value, lines)
         return lines
 
+    def prewarm(self, rows: int, budget: int) -> int:
+        """Render into the cell cache, ahead of need, the cells of the first `rows` rows that are not
+        in it yet (at most `budget` of them); returns how many were rendered.
+
+        Maximizing a table (`:nodes`) shows a screenful of rows where the overview showed a few, and
+        drawing those cells through Rich was most of that key's time. Called while the screen is idle,
+        with the keys `render_line` will ask for (the table's style, each column's width, neither
+        cursor nor hover), so the key finds them rendered.
+        """
+        if not self.row_count or not self.columns or not self.is_mounted:
+            return 0
+        base = self.rich_style
+        skip = {self.cursor_row, self.hover_coordinate.row}
+        widths = [column.get_render_width(self) for column in self.ordered_columns]
+        done = 0
+        for row_index in range(min(rows, self.row_count)):
+            if row_index in skip:
+                continue
+            style = self._get_row_style(row_index, base)
+            for column_index, width in enumerate(widths):
+                if self._cached(row_index, column_index, style, width):
+                    continue
+                self._render_cell(row_index, column_index, style, width)
+                done += 1
+                if done >= budget:
+                    return done
+        return done
+
+    def _cached(self, row_index: int, column_index: int, style: Style, width: int) -> bool:
+        """A plain (neither cursor nor hover) cell's rendering is in the cache for its current value."""
+        row_key = self._row_locations.get_key(row_index)
+        column_key = self._column_locations.get_key(column_index)
+        if row_key is None or column_key is None:
+            return True
+        hit = self._cells_by_value.get((row_key, column_key, row_index, column_index, style, width,
+                                        self.cell_padding))
+        return hit is not None and hit[0] is self._data[row_key][column_key]
+
     def _clear_caches(self) -> None:
         super()._clear_caches()
         self._cells_by_value.clear()

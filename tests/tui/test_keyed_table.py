@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 
@@ -101,3 +103,43 @@ async def test_an_updated_cell_is_redrawn_and_the_others_are_reused() -> None:
         cursor_style = table.get_component_rich_style("datatable--cursor")
         assert table.render_line(3).text.split() == ["b", "broken"]
         assert any(seg.style and seg.style.bgcolor == cursor_style.bgcolor for seg in table.render_line(3))
+
+
+async def test_rows_rendered_ahead_are_the_ones_a_taller_table_draws() -> None:
+    """prewarm fills the cell cache with exactly what render_line asks for when more rows come into
+    view (a maximize): no cell is drawn through Rich again, and the screen is what it would be."""
+    from textual.widgets import DataTable
+
+    rows = [row(f"r{i:02}", "ok" if i % 3 else "broken") for i in range(30)]
+
+    async def shown(prewarm: bool) -> tuple[str, int]:
+        app = TableApp()
+        async with app.run_test(size=(60, 40)) as pilot:
+            table = app.query_one(KeyedTable)
+            table.styles.height = 6
+            table.sync(rows)
+            await pilot.pause()
+            rendered = table.prewarm(40, budget=1000) if prewarm else 0
+            calls = 0
+            original = DataTable._render_cell
+
+            def counting(*args: object, **kwargs: object) -> object:
+                nonlocal calls
+                calls += 1
+                return original(*args, **kwargs)  # type: ignore[arg-type]
+
+            DataTable._render_cell = counting  # KeyedTable's override stays: count what reaches Rich  # type: ignore[assignment,method-assign]
+            try:
+                table.styles.height = 32  # now 30 rows and the header show
+                await pilot.pause()
+                await pilot.pause()
+            finally:
+                DataTable._render_cell = original  # type: ignore[method-assign]
+            assert not prewarm or rendered > 0
+            return app.export_screenshot(), calls
+
+    cold_screen, cold_calls = await shown(prewarm=False)
+    warm_screen, warm_calls = await shown(prewarm=True)
+    assert cold_calls >= 40 and warm_calls == 0  # the cursor row was on screen before
+    ids = re.compile(r"terminal-\d+")  # export ids differ per run
+    assert ids.sub("", warm_screen) == ids.sub("", cold_screen)

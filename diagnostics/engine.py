@@ -45,12 +45,14 @@ def run_one(spec: CheckSpec, snapshot: Snapshot) -> CheckResult:
     missing = [snapshot.status(s) for s in spec.requires if not snapshot.status(s).state.usable]
     if missing:
         return CheckResult(spec.slug, spec.code, spec.title, CheckStatus.SKIPPED,
-                           reason="; ".join(m.reason() for m in missing))
+                           reason="; ".join(m.reason() for m in missing),
+                           blind=any(not m.state.absent for m in missing))
     try:
         raw = list(spec.fn(snapshot))
     except Exception as exc:  # a broken check must never hide the others
         if getattr(exc, "skips_check", False):
-            return CheckResult(spec.slug, spec.code, spec.title, CheckStatus.SKIPPED, reason=str(exc))
+            return CheckResult(spec.slug, spec.code, spec.title, CheckStatus.SKIPPED, reason=str(exc),
+                               blind=bool(getattr(exc, "blind", False)))
         return CheckResult(spec.slug, spec.code, spec.title, CheckStatus.ERRORED,
                            reason=f"{type(exc).__name__}: {exc}")
     examined = 0

@@ -220,6 +220,10 @@ class CheckResult:
     elsewhere: int = 0
     """Findings about other objects than a diagnosis's target (`relations.focus` keeps them out of view,
     never turns them into a pass)."""
+    blind: bool = False
+    """Skipped because it was kept from looking (a source forbidden, unreachable or not loaded yet, a query
+    that failed), not because something is absent (a CRD not installed, a metric nobody exports). Set by
+    the engine from the source states and the skip, so no verdict depends on the wording of a reason."""
 
     @property
     def worst(self) -> Severity:
@@ -242,10 +246,17 @@ class CheckSkipped(Exception):
     """Raised by a check that finds, mid-way, that it cannot judge (e.g. its metric is not exported).
 
     The engine turns it - or any exception with a truthy `skips_check` attribute - into a *skipped*
-    result whose reason is the exception's text.
+    result whose reason is the exception's text, kept from looking (`CheckResult.blind`) when the
+    exception's `blind` is true.
     """
 
     skips_check = True
+    blind = False
+
+    def __init__(self, reason: str = "", *, blind: bool | None = None) -> None:
+        super().__init__(reason)
+        if blind is not None:
+            self.blind = blind
 
 
 REPORT_SCHEMA_VERSION = 2

@@ -50,6 +50,12 @@ class SourceState(str, enum.Enum):
         """Stale data is still data: checks run on it and the status line says how old it is."""
         return self in (SourceState.OK, SourceState.STALE)
 
+    @property
+    def absent(self) -> bool:
+        """The component is not there (a CRD not installed, a source not configured): a fact about the
+        cluster, not something gputui was kept from seeing."""
+        return self in (SourceState.ABSENT, SourceState.NOT_CONFIGURED)
+
 
 @dataclass(frozen=True, slots=True)
 class SourceStatus:

@@ -34,13 +34,6 @@ VERDICTS = (EXPLAINED, UNDETERMINED, GATED, PROBLEMS, NO_PROBLEMS, INCOMPLETE, "
 """Every value `Verdict.verdict` takes (a pod target not waiting for a scheduler gets its phase, lower-cased:
 `pending` for one already bound - spec.nodeName set by the scheduler or by hand - whose kubelet has not started it)."""
 
-BLIND_MARKERS = (": forbidden", ": unreachable", "not loaded yet", "partial", "denied", "unauthorized",
-                 "permission", "timed out", "timeout", " failed")
-"""Words in a skip reason that mean the check was kept from looking, not that something is absent."""
-ABSENT_MARKERS = ("not installed", "not configured", "not exported")
-"""A reason part saying a component is not there (a CRD, Prometheus, an exporter's metric): a fact, not blindness."""
-
-
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What a diagnosis may say, first, in one line."""
@@ -79,12 +72,7 @@ def kept_from_looking(r: CheckResult) -> bool:
     """The check could not judge for lack of access or data (not because a component is absent)."""
     if r.status is CheckStatus.ERRORED:
         return True
-    if r.status is not CheckStatus.SKIPPED:
-        return False
-    for part in r.reason.lower().split("; "):
-        if not any(m in part for m in ABSENT_MARKERS) and any(m in part for m in BLIND_MARKERS):
-            return True
-    return False
+    return r.status is CheckStatus.SKIPPED and r.blind
 
 
 def blind_spots(report: Report) -> tuple[str, ...]:

@@ -183,7 +183,7 @@ def gpu_rma_candidate(snap: Snapshot) -> Iterator[Finding | int]:
     failed = [p for p in ("rma_remap_failure", "rma_remapped_rows", "rma_retired_pages") if p in facts.errors]
     if failed and not found:
         # The memory history was not read (a 7-day query that timed out): no all-clear either.
-        raise MetricUnavailable(f"query for {failed[0]} failed: {facts.errors[failed[0]]}")
+        raise MetricUnavailable(f"query for {failed[0]} failed: {facts.errors[failed[0]]}", blind=True)
 
 
 def _finding(snap: Snapshot, facts: MetricFacts, resolver: NodeResolver, g: _Gpu, reasons: list[str]) -> Finding:

@@ -326,6 +326,8 @@ class AwsFacts:
 class AwsPartMissing(CheckSkipped):
     """The AWS source ran but could not read what this check needs (e.g. one permission is missing)."""
 
+    blind = True
+
 
 def usable_facts(snap: Snapshot) -> AwsFacts | None:
     """The facts when the AWS source produced usable data, else None (for optional enrichment)."""
@@ -338,7 +340,9 @@ def facts_for(snap: Snapshot, *parts: str) -> AwsFacts:
     facts = usable_facts(snap)
     if facts is None:
         st = snap.status("aws")
-        raise AwsPartMissing(st.reason() if not st.state.usable else "aws: no facts collected")
+        if not st.state.usable:
+            raise AwsPartMissing(st.reason(), blind=not st.state.absent)
+        raise AwsPartMissing("aws: no facts collected")
     for part in parts:
         if part in facts.errors:
             raise AwsPartMissing(f"aws: {facts.errors[part]}")

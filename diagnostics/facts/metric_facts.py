@@ -286,10 +286,15 @@ def absent_metrics(present: Iterable[str]) -> dict[str, str]:
 class MetricUnavailable(Exception):
     """Raised by a check that cannot judge because its metric is not there; the engine skips the check.
 
-    Duck-typed (`skips_check`) so the engine needs no import of this module.
+    Duck-typed (`skips_check`, `blind`) so the engine needs no import of this module. A metric nobody
+    exports is a fact about the cluster; a query that failed kept the check from looking (`blind`).
     """
 
     skips_check = True
+
+    def __init__(self, reason: str, *, blind: bool = False) -> None:
+        super().__init__(reason)
+        self.blind = blind
 
 
 def facts_for(snap: Snapshot, metric: str, *purposes: str) -> MetricFacts:
@@ -303,7 +308,7 @@ def facts_for(snap: Snapshot, metric: str, *purposes: str) -> MetricFacts:
         raise MetricUnavailable(f"{metric} not exported ({facts.absent[metric]})")
     for p in purposes:
         if p in facts.errors:
-            raise MetricUnavailable(f"query for {p} failed: {facts.errors[p]}")
+            raise MetricUnavailable(f"query for {p} failed: {facts.errors[p]}", blind=True)
     return facts
 
 

@@ -56,7 +56,8 @@ def with_waiting(report: Report, waiting: frozenset[str]) -> Report:
     results: list[CheckResult] = []
     for spec in all_checks():
         if spec.slug in waiting:
-            results.append(CheckResult(spec.slug, spec.code, spec.title, CheckStatus.SKIPPED, reason=WAITING_REASON))
+            results.append(CheckResult(spec.slug, spec.code, spec.title, CheckStatus.SKIPPED, reason=WAITING_REASON,
+                                       blind=True))
         elif spec.slug in ran:
             results.append(ran.pop(spec.slug))
     results.extend(ran.values())  # load errors, relation errors: after the checks, as the engine puts them

@@ -189,3 +189,25 @@ def test_endpoint_down_is_unreachable_within_seconds(aws_env: pytest.MonkeyPatch
     _assert_skipped_with(_results(snap, facts, status), f"aws: unreachable ({status.detail})")
 
 
+
+
+def test_a_throttled_call_keeps_its_check_from_looking() -> None:
+    """EC2 throttling one call (RequestLimitExceeded) is no fact about the cluster: the check it skips is kept
+    from looking (the engine's flag, not a word in the reason), so the verdict is no all-clear."""
+    from diagnostics.verdict import kept_from_looking
+
+    ec2, stub = _stubbed()
+    stub.add_response("describe_subnets", {"Subnets": [subnet("subnet-0aaa", "us-west-2a", 12)]})
+    stub.add_response("describe_security_groups", {"SecurityGroups": [
+        group("sg-0a1", "eks-cluster-sg-prod", tags={"karpenter.sh/discovery": "prod-cluster"})]})
+    stub.add_response("describe_instance_types", {"InstanceTypes": TYPES})
+    stub.add_response("describe_subnets", {"Subnets": [subnet("subnet-0aaa", "us-west-2a", 12)]})
+    stub.add_client_error("describe_instance_type_offerings", "RequestLimitExceeded", "Request limit exceeded.",
+                          http_status_code=503)
+    stub.add_response("describe_spot_price_history", {"SpotPriceHistory": []})
+    snap = snapshot(NODE, CLASS, GPU_POOL)
+    with stub:
+        facts, status = collect_aws(snap, AwsConfig(), client=ec2, workers=1)
+    result = _results(snap, facts, status)["instance-type-not-offered"]
+    assert result.status is CheckStatus.SKIPPED and "RequestLimitExceeded" in result.reason
+    assert kept_from_looking(result)

@@ -166,7 +166,7 @@ def _clean() -> Report:
 def test_a_check_skipped_for_partial_data_is_no_all_clear() -> None:
     report = _clean()
     partial = CheckResult("consolidation-blocked", "GT501", "t", CheckStatus.SKIPPED,
-                          reason="pods: partial (only the target's pods were read)")
+                          reason="pods: partial (only the target's pods were read)", blind=True)
     report = replace(report, results=report.results + (partial,))
     v = judge(report)
     assert v.verdict == INCOMPLETE and v.floor == Severity.WARNING
@@ -178,7 +178,7 @@ def test_a_check_skipped_for_partial_data_is_no_all_clear() -> None:
 
 def test_a_forbidden_source_says_what_it_cannot_rule_out() -> None:
     forbidden = CheckResult("spot-capacity-shortage", "GT104", "t", CheckStatus.SKIPPED,
-                            reason="events: forbidden (list events)")
+                            reason="events: forbidden (list events)", blind=True)
     v = judge(replace(_clean(), results=_clean().results + (forbidden,)))
     assert v.verdict == INCOMPLETE and v.blind == ("events: forbidden (list events) - cannot rule out: "
                                                    "spot-capacity-shortage",)
@@ -223,21 +223,30 @@ def test_the_tui_why_column_reads_the_relation() -> None:
 
 
 def test_what_keeps_a_check_from_looking_and_what_is_only_absent() -> None:
+    """The engine says which skips are blindness (forbidden, unreachable, a failed query, an errored check)
+    and which are facts (a CRD not installed, a source not configured, a metric nobody exports): the
+    verdict reads that, never the wording of a reason."""
+    from diagnostics.facts.metric_facts import MetricUnavailable
+    from diagnostics.model import CheckSkipped
+    from diagnostics.snapshot import SourceState
     from diagnostics.verdict import kept_from_looking
 
-    def skipped(reason: str) -> CheckResult:
-        return CheckResult("c", "GT999", "t", CheckStatus.SKIPPED, reason=reason)
+    def ran(check: str, **sources: SourceState) -> CheckResult:
+        (result,) = run(snapshot(sources=sources), only=[check]).results
+        return result
 
-    assert kept_from_looking(skipped("events: forbidden (list events)"))
-    assert kept_from_looking(skipped("prometheus: unreachable (connection refused)"))
-    assert kept_from_looking(skipped("query for xid failed: 503 Service Unavailable"))
-    assert kept_from_looking(skipped("aws: UnauthorizedOperation: You are not authorized to perform this operation"))
+    # spot-capacity-shortage requires events; nodepool-gpu-limit-reached requires nodepools.
+    assert kept_from_looking(ran("spot-capacity-shortage", events=SourceState.FORBIDDEN))
+    assert kept_from_looking(ran("spot-capacity-shortage", events=SourceState.UNREACHABLE))
+    assert kept_from_looking(ran("spot-capacity-shortage", events=SourceState.LOADING))
+    assert not kept_from_looking(ran("nodepool-gpu-limit-reached", nodepools=SourceState.ABSENT))
+    # Exceptions that skip a check carry the same distinction.
+    assert MetricUnavailable("query for xid failed: 503", blind=True).blind
+    assert not MetricUnavailable("DCGM_FI_DEV_XID_ERRORS not exported (is dcgm-exporter scraped?)").blind
+    assert not CheckSkipped("nothing to judge").blind and CheckSkipped("x", blind=True).blind
     assert kept_from_looking(CheckResult("c", "GT999", "t", CheckStatus.ERRORED, reason="KeyError: 'x'"))
-    # A metric nobody exports (no dcgm-exporter) or a CRD that is not installed is a fact about the cluster.
-    assert not kept_from_looking(skipped("DCGM_FI_DEV_XID_ERRORS not exported (is dcgm-exporter scraped?)"))
-    assert not kept_from_looking(skipped("nodeclaims: not installed (CRD absent)"))
-    assert not kept_from_looking(skipped("prometheus: not configured; aws: not configured"))
-    assert kept_from_looking(skipped("aws: not configured; nodepools: forbidden (list nodepools.karpenter.sh)"))
+    # A reason that merely sounds blind does not make a skip blind: the engine's flag decides.
+    assert not kept_from_looking(CheckResult("c", "GT999", "t", CheckStatus.SKIPPED, reason="events: forbidden"))
 
 
 def test_a_node_target_judges_a_missing_plugin_pod_as_the_whole_cluster_run_does() -> None:
@@ -280,7 +289,7 @@ def test_the_tui_header_judges_blindness_as_diagnose_does() -> None:
     from gputui.tui.honesty import blind_checks, findings_summary
 
     report = replace(_clean(), results=_clean().results + (
-        CheckResult("consolidation-blocked", "GT501", "t", CheckStatus.SKIPPED, reason="pods: partial"),
+        CheckResult("consolidation-blocked", "GT501", "t", CheckStatus.SKIPPED, reason="pods: partial", blind=True),
         CheckResult("gpu-idle", "GT702", "t", CheckStatus.ERRORED, reason="KeyError: 'x'")))
     assert blind_checks(report) == ["consolidation-blocked", "gpu-idle"]
     assert "no problems found" not in findings_summary(report).plain

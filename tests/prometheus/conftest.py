@@ -29,8 +29,6 @@ MISSING = "Debian's prometheus/promtool are not installed (apt-get install prome
 
 _running: dict[str, LocalPrometheus] = {}
 _facts: dict[str, MetricFacts] = {}
-_started_at: list[float] = []
-"""One history end time for every dataset, fixed at first use."""
 
 
 def require_prometheus() -> None:
@@ -42,10 +40,11 @@ def require_prometheus() -> None:
 
 def _get(name: str) -> LocalPrometheus:
     if name not in _running:
-        if not _started_at:
-            _started_at.append(time.time())
+        # Each dataset's history ends when it is first used: Prometheus answers an instant query only from
+        # samples of the last 5 minutes (its lookback delta), and a dataset first used later in a long run
+        # (the week of DCGM history, ~5 minutes into the suite) would otherwise read as "not exported".
         workdir = Path(tempfile.mkdtemp(prefix=f"gputui-test-prom-{name}-"))
-        _running[name] = start(DATASETS[name](_started_at[0]), workdir)
+        _running[name] = start(DATASETS[name](time.time()), workdir)
     return _running[name]
 
 

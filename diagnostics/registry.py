@@ -31,6 +31,10 @@ class CheckSpec:
     optional: tuple[str, ...] = ()
     """Sources used when present; their absence lowers confidence but does not skip the check."""
     aliases: tuple[str, ...] = field(default=())
+    pending_pods_suffice: bool = False
+    """It reads pods only as pending pods (who waits, for what), or judges a node's pods only where all of
+    them were read (`Snapshot.all_pods_read_on`): it may run while only the pending pods are read (the
+    TUI's first screen). A check that reads pods without saying so waits for every pod."""
 
     @property
     def summary(self) -> str:
@@ -59,7 +63,8 @@ class RegistryError(Exception):
 
 
 def check(*, code: str, slug: str, title: str, severity: Severity, requires: tuple[str, ...],
-          optional: tuple[str, ...] = (), aliases: tuple[str, ...] = ()) -> Callable[[CheckFn], CheckFn]:
+          optional: tuple[str, ...] = (), aliases: tuple[str, ...] = (),
+          pending_pods_suffice: bool = False) -> Callable[[CheckFn], CheckFn]:
     """Register a check. Code and slug are a public contract: never reuse or change their meaning."""
 
     def wrap(fn: CheckFn) -> CheckFn:
@@ -71,7 +76,7 @@ def check(*, code: str, slug: str, title: str, severity: Severity, requires: tup
             if other.code == code and other.slug != slug:
                 raise RegistryError(f"code {code} used by {other.slug} and {slug}")
         _REGISTRY[slug] = CheckSpec(code, slug, title, severity, requires, fn, fn.__doc__ or "",
-                                    optional, aliases)
+                                    optional, aliases, pending_pods_suffice)
         return fn
 
     return wrap

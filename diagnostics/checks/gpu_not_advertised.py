@@ -15,7 +15,7 @@ from diagnostics.timeutil import human_age
 
 
 @check(code="GT201", slug="gpu-not-advertised", title="GPU nodes advertise their GPUs",
-       severity=Severity.ERROR, requires=("nodes",), optional=("nodeclaims", "daemonsets", "pods", "events"))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("nodes",), optional=("nodeclaims", "daemonsets", "pods", "events"))
 def gpu_not_advertised(snap: Snapshot) -> Iterator[Finding | int]:
     """A node that should have GPUs advertises none in `status.allocatable`.
 

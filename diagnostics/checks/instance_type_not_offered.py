@@ -29,7 +29,7 @@ _WHAT = {INSTANCE_TYPE: "instance type", INSTANCE_FAMILY: "instance family",
 
 
 @check(code="GT603", slug="instance-type-not-offered", title="NodePool GPU instance types are offered in its zones",
-       severity=Severity.WARNING, requires=("aws", "nodepools"), optional=("ec2nodeclasses", "pods"))
+       severity=Severity.WARNING, pending_pods_suffice=True, requires=("aws", "nodepools"), optional=("ec2nodeclasses", "pods"))
 def instance_type_not_offered(snap: Snapshot) -> Iterator[Finding | int]:
     """GPU instance types (or families, GPU models) a NodePool names are not offered in any of its zones.
 

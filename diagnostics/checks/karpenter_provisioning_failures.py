@@ -24,7 +24,7 @@ def _count(s: Sample) -> int:
 
 
 @check(code="GT703", slug="karpenter-provisioning-failures", title="Karpenter launches nodes without failing",
-       severity=Severity.ERROR, requires=("prometheus",), optional=("nodepools", "pods"))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("prometheus",), optional=("nodepools", "pods"))
 def karpenter_provisioning_failures(snap: Snapshot) -> Iterator[Finding | int]:
     """NodeClaims failed (no capacity, launch/registration timeout, NodeClass not ready) in the last 15 minutes.
 

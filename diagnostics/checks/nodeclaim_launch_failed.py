@@ -231,7 +231,7 @@ def fix_for(reason: str, message: str) -> tuple[str, LaunchFix]:
 
 
 @check(code="GT301", slug="nodeclaim-launch-failed", title="NodeClaims launch their instances",
-       severity=Severity.ERROR, requires=("nodeclaims",), optional=("events", "pods", "ec2nodeclasses", "nodepools"))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("nodeclaims",), optional=("events", "pods", "ec2nodeclasses", "nodepools"))
 def nodeclaim_launch_failed(snap: Snapshot) -> Iterator[Finding | int]:
     """A NodeClaim's `Launched` condition is not True because the cloud provider refused the instance.
 

@@ -37,7 +37,7 @@ _EPHEMERAL_WHY = {
 
 
 @check(code="GT303", slug="nodeclaim-not-initialized", title="Registered nodes finish initialization",
-       severity=Severity.ERROR, requires=("nodeclaims",), optional=("nodes", "events", "pods", "nodepools"))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("nodeclaims",), optional=("nodes", "events", "pods", "nodepools"))
 def nodeclaim_not_initialized(snap: Snapshot) -> Iterator[Finding | int]:
     """A NodeClaim is `Registered=True` but `Initialized` stays not True.
 

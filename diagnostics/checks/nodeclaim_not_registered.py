@@ -21,7 +21,7 @@ REGISTRATION_WARN_SECONDS = 300.0
 
 
 @check(code="GT302", slug="nodeclaim-not-registered", title="Launched instances join the cluster",
-       severity=Severity.ERROR, requires=("nodeclaims",),
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("nodeclaims",),
        optional=("nodes", "events", "pods", "ec2nodeclasses", "nodepools"))
 def nodeclaim_not_registered(snap: Snapshot) -> Iterator[Finding | int]:
     """A NodeClaim is `Launched=True` but `Registered` is not True: its Node never appeared.

@@ -26,7 +26,7 @@ _CONTROLLER_ROLE = ("kubectl get sa -A -l app.kubernetes.io/name=karpenter "
 
 
 @check(code="GT103", slug="nodeclass-not-ready", title="EC2NodeClasses are Ready",
-       severity=Severity.ERROR, requires=("ec2nodeclasses",), optional=("nodepools", "nodeclaims", "pods", "events"))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("ec2nodeclasses",), optional=("nodepools", "nodeclaims", "pods", "events"))
 def nodeclass_not_ready(snap: Snapshot) -> Iterator[Finding | int]:
     """An EC2NodeClass is not Ready: AMIs, instance profile, validation, placement group or reservations.
 

@@ -13,7 +13,7 @@ from diagnostics.snapshot import Snapshot
 
 @check(code="GT102", slug="nodeclass-security-groups-not-found",
        title="EC2NodeClass security group selectors match security groups",
-       severity=Severity.ERROR, requires=("ec2nodeclasses",),
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("ec2nodeclasses",),
        optional=("nodepools", "nodeclaims", "pods", "events", "aws"))
 def nodeclass_security_groups_not_found(snap: Snapshot) -> Iterator[Finding | int]:
     """An EC2NodeClass's `securityGroupSelectorTerms` match nothing (`SecurityGroupsReady=False`).

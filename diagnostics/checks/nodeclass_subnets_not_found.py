@@ -12,7 +12,7 @@ from diagnostics.snapshot import Snapshot
 
 
 @check(code="GT101", slug="nodeclass-subnets-not-found", title="EC2NodeClass subnet selectors match subnets",
-       severity=Severity.ERROR, requires=("ec2nodeclasses",),
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("ec2nodeclasses",),
        optional=("nodepools", "nodeclaims", "pods", "events", "aws"))
 def nodeclass_subnets_not_found(snap: Snapshot) -> Iterator[Finding | int]:
     """An EC2NodeClass's `subnetSelectorTerms` match no subnet (`SubnetsReady=False`, `SubnetsNotFound`).

@@ -18,7 +18,7 @@ from diagnostics.snapshot import Snapshot
 
 
 @check(code="GT105", slug="nodepool-gpu-limit-reached", title="GPU NodePools have room under their limits",
-       severity=Severity.ERROR, requires=("nodepools", "pods"), optional=("events", "nodeclaims", "nodes"))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("nodepools", "pods"), optional=("events", "nodeclaims", "nodes"))
 def nodepool_gpu_limit_reached(snap: Snapshot) -> Iterator[Finding | int]:
     """A NodePool has used up `spec.limits` for its accelerators (or `nodes`) while GPU pods it would serve wait.
 

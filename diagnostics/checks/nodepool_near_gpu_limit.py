@@ -36,7 +36,7 @@ def _resource_name(snap: Snapshot, pool: str, rt: str) -> str:
 
 
 @check(code="GT701", slug="nodepool-near-gpu-limit", title="NodePools have GPU headroom under their limits",
-       severity=Severity.WARNING, requires=("prometheus",), optional=("nodepools", "pods"))
+       severity=Severity.WARNING, pending_pods_suffice=True, requires=("prometheus",), optional=("nodepools", "pods"))
 def nodepool_near_gpu_limit(snap: Snapshot) -> Iterator[Finding | int]:
     """A NodePool uses more than 90 % of its GPU limit (karpenter_nodepools_usage / _limit).
 

@@ -13,7 +13,7 @@ from diagnostics.timeutil import human_age
 
 
 @check(code="GT106", slug="nodepool-not-ready", title="NodePools are Ready",
-       severity=Severity.ERROR, requires=("nodepools",),
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("nodepools",),
        optional=("ec2nodeclasses", "nodeclaims", "pods", "events"))
 def nodepool_not_ready(snap: Snapshot) -> Iterator[Finding | int]:
     """A NodePool is not Ready: its spec failed validation, or its NodeClass is missing or being deleted.

@@ -25,7 +25,7 @@ from diagnostics.snapshot import Snapshot
 
 
 @check(code="GT602", slug="nodepool-zones-without-subnets", title="NodePool zones have subnets",
-       severity=Severity.WARNING, requires=("nodepools", "ec2nodeclasses"), optional=("aws", "pods"))
+       severity=Severity.WARNING, pending_pods_suffice=True, requires=("nodepools", "ec2nodeclasses"), optional=("aws", "pods"))
 def nodepool_zones_without_subnets(snap: Snapshot) -> Iterator[Finding | int]:
     """A NodePool's zone requirement names zones where its EC2NodeClass selects no subnet.
 

@@ -221,7 +221,7 @@ def verdict(snap: Snapshot, pod: Pod, facts: Callable[[], _Cluster] | None = Non
 
 
 @check(code="GT406", slug="pod-autoscaler-no-scale-up", title="The cluster autoscaler scales up for pending GPU pods",
-       severity=Severity.ERROR, requires=("pods", "events"), optional=("nodes",))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("pods", "events"), optional=("nodes",))
 def pod_autoscaler_no_scale_up(snap: Snapshot) -> Iterator[Finding | int]:
     """A pending GPU pod for which cluster-autoscaler (GKE, or any cluster without Karpenter) adds no node.
 

@@ -128,7 +128,7 @@ def _never_given(pod: Pod, advertised: dict[str, float], aws: bool) -> list[Prob
 
 
 @check(code="GT403", slug="pod-gpu-request-invalid", title="GPU requests are valid and satisfiable",
-       severity=Severity.ERROR, requires=("pods",), optional=("events", "nodes", "nodepools"))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("pods",), optional=("events", "nodes", "nodepools"))
 def pod_gpu_request_invalid(snap: Snapshot) -> Iterator[Finding | int]:
     """A GPU request the API rejects (fractional, request != limit, no limit) or that can never be satisfied.
 

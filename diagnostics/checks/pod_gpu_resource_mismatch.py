@@ -49,7 +49,7 @@ def mig_family(node: Node) -> str:
 
 
 @check(code="GT405", slug="pod-gpu-resource-mismatch", title="GPU pods ask for the GPU resource their nodes offer",
-       severity=Severity.ERROR, requires=("pods", "nodes"))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("pods", "nodes"))
 def pod_gpu_resource_mismatch(snap: Snapshot) -> Iterator[Finding | int]:
     """A pending pod asks for a MIG profile, `nvidia.com/gpu` or `nvidia.com/gpu.shared` its nodes offer only in another form.
 

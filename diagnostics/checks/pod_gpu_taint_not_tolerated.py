@@ -39,7 +39,7 @@ class _Group:
 
 @check(code="GT401", slug="pod-gpu-taint-not-tolerated",
        title="Pending GPU pods tolerate the taints of their GPU capacity", severity=Severity.ERROR,
-       requires=("pods",), optional=("nodepools", "nodes", "events", "nodeclaims"))
+       pending_pods_suffice=True, requires=("pods",), optional=("nodepools", "nodes", "events", "nodeclaims"))
 def pod_gpu_taint_not_tolerated(snap: Snapshot) -> Iterator[Finding | int]:
     """A pending GPU pod does not tolerate the taint of the NodePool (or GPU node) that could otherwise serve it.
 

@@ -54,7 +54,7 @@ class _Group:
 
 
 @check(code="GT402", slug="pod-no-nodepool-fits", title="Every pending GPU pod has a NodePool that can serve it",
-       severity=Severity.ERROR, requires=("pods", "nodepools"),
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("pods", "nodepools"),
        optional=("events", "nodes", "nodeclaims", "ec2nodeclasses"))
 def pod_no_nodepool_fits(snap: Snapshot) -> Iterator[Finding | int]:
     """A pending GPU pod that no NodePool can launch a node for, and no existing node can take.

@@ -38,7 +38,7 @@ def _claim_pods(snap: Snapshot) -> list[tuple[Pod, list[PodClaim]]]:
 
 
 @check(code="GT407", slug="pod-resourceclaim-unallocated", title="GPU pods' DRA ResourceClaims get allocated",
-       severity=Severity.ERROR, requires=("pods",), optional=("events",))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("pods",), optional=("events",))
 def pod_resourceclaim_unallocated(snap: Snapshot) -> Iterator[Finding | int]:
     """A pending pod waits on a DRA ResourceClaim (a GPU from a ResourceSlice) that is not allocated.
 

@@ -40,7 +40,7 @@ def stage_of(claim: NodeClaim) -> tuple[str, str, str]:
 
 
 @check(code="GT404", slug="pod-waiting-for-nodeclaim", title="GPU pods nominated to a NodeClaim get their node",
-       severity=Severity.INFO, requires=("pods", "nodeclaims"), optional=("events", "nodes"))
+       severity=Severity.INFO, pending_pods_suffice=True, requires=("pods", "nodeclaims"), optional=("events", "nodes"))
 def pod_waiting_for_nodeclaim(snap: Snapshot) -> Iterator[Finding | int]:
     """A pending GPU pod is waiting for the NodeClaim Karpenter launched for it; says which stage and for how long.
 

@@ -246,7 +246,7 @@ def _offering_pools(snap: Snapshot, pod: Pod, e: Event) -> list[str]:
 
 
 @check(code="GT104", slug="spot-capacity-shortage", title="NodePools get the EC2 capacity they ask for",
-       severity=Severity.ERROR, requires=("events",), optional=("nodepools", "nodeclaims", "pods", "ec2nodeclasses", "aws"))
+       severity=Severity.ERROR, pending_pods_suffice=True, requires=("events",), optional=("nodepools", "nodeclaims", "pods", "ec2nodeclasses", "aws"))
 def spot_capacity_shortage(snap: Snapshot) -> Iterator[Finding | int]:
     """A NodePool's launches fail with ICE-class errors: no spot capacity, a quota, or no free subnet IPs.
 

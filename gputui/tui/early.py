@@ -3,9 +3,10 @@
 The live session reads pending pods first (`LiveSession(pending_first=True)`): a few per cent of all
 pods, on screen seconds earlier. Checks about pending pods and what provisions them judge from
 those alone (they look at a node's free room only where all its pods were read:
-`Snapshot.all_pods_read_on`, false for every node then). A check that reads the pods running on
-nodes (blast radius, disruption, idle GPUs) would see empty nodes: it waits, as a skipped result
-whose reason says so, which counts as "kept from looking" everywhere an all-clear is decided.
+`Snapshot.all_pods_read_on`, false for every node then), and each says so in its own
+`@check(pending_pods_suffice=True)`. A check that reads the pods running on nodes (blast radius,
+disruption, idle GPUs) would see empty nodes: it waits, as a skipped result whose reason says so,
+which counts as "kept from looking" everywhere an all-clear is decided.
 """
 
 from __future__ import annotations
@@ -16,19 +17,6 @@ from diagnostics.model import CheckResult, CheckStatus, Report
 from diagnostics.registry import all_checks
 from diagnostics.snapshot import Snapshot
 from gputui.collect.store import PENDING_ONLY
-
-PENDING_POD_CHECKS = frozenset({
-    "pod-gpu-taint-not-tolerated", "pod-no-nodepool-fits", "pod-gpu-request-invalid", "pod-waiting-for-nodeclaim",
-    "pod-gpu-resource-mismatch", "pod-autoscaler-no-scale-up", "pod-resourceclaim-unallocated",
-    "nodeclass-subnets-not-found", "nodeclass-security-groups-not-found", "nodeclass-not-ready",
-    "spot-capacity-shortage", "nodepool-gpu-limit-reached", "nodepool-not-ready", "gpu-not-advertised",
-    "nodeclaim-launch-failed", "nodeclaim-not-registered", "nodeclaim-not-initialized",
-    "nodepool-zones-without-subnets", "instance-type-not-offered", "nodepool-near-gpu-limit",
-    "karpenter-provisioning-failures",
-})
-"""Checks that read pods only as pending pods (who waits, for what), or judge a node's pods only
-where all of them were read: they run on the pending pods alone. Any other check that reads pods
-waits for the full list (a new check does too until it is listed here)."""
 
 WAITING_REASON = "pods: not loaded yet (only the pending pods so far; this check needs every pod)"
 """A waiting check's skip reason ("not loaded yet": kept from looking, never part of an all-clear)."""
@@ -45,7 +33,7 @@ def waiting_checks(snap: Snapshot) -> frozenset[str]:
     if not pending_only(snap):
         return frozenset()
     return frozenset(s.slug for s in all_checks()
-                     if ("pods" in s.requires or "pods" in s.optional) and s.slug not in PENDING_POD_CHECKS)
+                     if ("pods" in s.requires or "pods" in s.optional) and not s.pending_pods_suffice)
 
 
 def with_waiting(report: Report, waiting: frozenset[str]) -> Report:

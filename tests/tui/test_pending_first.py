@@ -62,17 +62,18 @@ async def test_pending_gpu_pods_and_findings_before_the_full_pod_list(start_sim:
 
 
 def test_every_check_named_as_judging_pending_pods_exists_and_reads_pods() -> None:
-    """A renamed check must not silently start waiting (or stop): the list names registered checks
-    that read pods, and every other check that reads pods waits while only pending pods are read."""
+    """The checks that declare `pending_pods_suffice` read pods, and every other check that reads pods
+    waits while only pending pods are read."""
     from diagnostics.registry import all_checks
     from diagnostics.snapshot import SourceState, SourceStatus, Snapshot, utcnow
     from gputui.collect.store import PENDING_ONLY
 
     reads_pods = {s.slug for s in all_checks() if "pods" in s.requires or "pods" in s.optional}
-    assert early.PENDING_POD_CHECKS <= reads_pods
+    pending_pod_checks = {s.slug for s in all_checks() if s.pending_pods_suffice}
+    assert pending_pod_checks <= reads_pods
     snap = Snapshot(utcnow(), sources={"pods": SourceStatus("pods", SourceState.OK, PENDING_ONLY, partial=True)})
     waiting = early.waiting_checks(snap)
-    assert waiting == reads_pods - early.PENDING_POD_CHECKS
+    assert waiting == reads_pods - pending_pod_checks
     assert {"consolidation-blocked", "gpu-workload-disruption", "gpu-idle"} <= waiting
     full = Snapshot(utcnow(), sources={"pods": SourceStatus("pods", SourceState.OK)})
     assert early.waiting_checks(full) == frozenset()
